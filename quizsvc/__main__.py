@@ -1,0 +1,3 @@
+from quizsvc.cli import main
+
+main()

@@ -1,0 +1,132 @@
+"""The `quizsvc` command line: a Flask CLI group with the service's commands.
+
+Each feature keeps its commands in its own module; this file only wires them.
+Bad input exits with code 2 and a one-line message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+import numpy as np
+from flask.cli import ScriptInfo, routes_command, shell_command
+
+from quizsvc import create_app
+from quizsvc.engine import AttentionInputError, attention, jsonable
+from quizsvc.formatting import format_matrix
+from quizsvc.parsing import MatrixFormatError, parse_matrix
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="quizsvc")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """quizsvc: spaced-repetition drills for computing attention by hand.
+
+    Configuration comes from instance/config.py and QUIZSVC_* environment
+    variables (see the README).
+    """
+    # Commands that need the app load it lazily through Flask's ScriptInfo;
+    # tests pass their own (app.test_cli_runner does).
+    if ctx.obj is None:
+        ctx.obj = ScriptInfo(create_app=create_app, set_debug_flag=False)
+
+
+main.add_command(shell_command)
+main.add_command(routes_command)
+
+
+class MatrixParam(click.ParamType):
+    """A click parameter holding a matrix typed as JSON or MATLAB-style rows."""
+
+    name = "MATRIX"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, np.ndarray):
+            return value
+        label = param.name if param is not None else "matrix"
+        try:
+            return parse_matrix(value, name=f"--{label}")
+        except MatrixFormatError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def _mask_param(value: str | None) -> np.ndarray | None:
+    if value is None:
+        return None
+    lowered = value.strip().lower()
+    if any(word in lowered for word in ("true", "false")):
+        try:
+            decoded = json.loads(lowered)
+            return np.asarray(decoded, dtype=bool)
+        except (ValueError, TypeError):
+            raise click.BadParameter(
+                "a boolean mask must be JSON such as [[true, false]]", param_hint="--mask"
+            ) from None
+    try:
+        return parse_matrix(value, name="--mask")
+    except MatrixFormatError as exc:
+        raise click.BadParameter(str(exc), param_hint="--mask") from None
+
+
+@main.command("attention")
+@click.option("--q", "q", type=MatrixParam(), required=True, help="Queries [Tq, d].")
+@click.option("--k", "k", type=MatrixParam(), required=True, help="Keys [Tk, d].")
+@click.option("--v", "v", type=MatrixParam(), required=True, help="Values [Tk, dv].")
+@click.option("--mask", help="Mask [Tq, Tk]: additive (0 / -inf) or boolean JSON.")
+@click.option("--causal", is_flag=True, help="Hide keys after each query's position.")
+@click.option("--scale", type=float, help="Score scale (default 1/sqrt(d)).")
+@click.option("--temperature", type=float, default=1.0, show_default=True,
+              help="Divide the scores by this before the softmax.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+def attention_command(q, k, v, mask, causal, scale, temperature, as_json) -> None:
+    """Compute attention step by step and print every intermediate.
+
+    Example (the lesson's worked example):
+
+        quizsvc attention --q '[[1,0]]' --k '[[1,0],[0,1]]' --v '[[1,0],[0,2]]'
+    """
+    try:
+        trace = attention(q, k, v, mask=_mask_param(mask), causal=causal, scale=scale,
+                          temperature=temperature)
+    except AttentionInputError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(trace.to_dict(), ensure_ascii=False))
+        return
+    d = q.shape[-1]
+    click.echo(f"d = {d}, scale = {trace.scale:.4f}, temperature = {trace.temperature:g}")
+    sections = [
+        ("scores S = QKᵀ·scale/temperature + M", trace.scores),
+        ("exp(S)", trace.exp_unshifted()),
+        ("exp(S − m), m = row max", trace.exp),
+        ("weights A = softmax(S), each row sums to 1", trace.weights),
+        ("output O = AV", trace.output),
+    ]
+    for title, matrix in sections:
+        click.echo(f"\n{title}:")
+        click.echo(format_matrix(matrix))
+    if trace.undefined_rows.any():
+        rows = [int(i) for i in np.flatnonzero(trace.undefined_rows)]
+        click.echo(f"\nundefined rows (every key masked, no valid denominator): {rows}",
+                   err=True)
+
+
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on (0 picks a free one).")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Number of gunicorn worker processes.")
+def serve_command(host: str, port: int, workers: int) -> None:
+    """Run the service under gunicorn (a production WSGI server)."""
+    from quizsvc.server import run_server
+
+    run_server(host=host, port=port, workers=workers)
+
+
+def run() -> None:  # pragma: no cover - thin wrapper used by `python -m quizsvc`
+    """Entry point for `python -m quizsvc`."""
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""Scaled dot-product attention with every intermediate the lesson names.
+
+S = Q·Kᵀ·scale / temperature + M,   m = rowmax(S),   E = exp(S − m),
+A = E / rowsum(E),   O = A·V.
+
+Pure NumPy and standard library: the web and CLI layers build on this, never
+the other way round.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "AttentionInputError",
+    "AttentionTrace",
+    "FullyMaskedRowError",
+    "MaskError",
+    "NonFiniteInputError",
+    "ShapeError",
+    "attention",
+    "causal_mask",
+    "jsonable",
+    "softmax",
+]
+
+
+class AttentionInputError(ValueError):
+    """Base class for every input the engine refuses."""
+
+
+class ShapeError(AttentionInputError):
+    """An argument has the wrong number of axes or an incompatible shape."""
+
+
+class NonFiniteInputError(AttentionInputError):
+    """An argument holds NaN or ±inf where only finite numbers make sense."""
+
+
+class MaskError(AttentionInputError):
+    """The mask has the wrong shape, dtype or values."""
+
+
+class FullyMaskedRowError(AttentionInputError):
+    """Raised in strict mode when some query row can attend to no key at all."""
+
+    def __init__(self, rows: list[tuple[int, ...]]):
+        self.rows = rows
+        shown = ", ".join(_format_index(r) for r in rows[:8])
+        more = f" and {len(rows) - 8} more" if len(rows) > 8 else ""
+        super().__init__(
+            f"every key is masked for query row(s) {shown}{more}: softmax has no "
+            "valid denominator there, so the weights and output are undefined"
+        )
+
+
+def _format_index(index: tuple[int, ...]) -> str:
+    return str(index[0]) if len(index) == 1 else str(list(index))
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionTrace:
+    """Every intermediate of one attention computation (arrays are read-only)."""
+
+    scores: np.ndarray
+    row_max: np.ndarray
+    exp: np.ndarray
+    denom: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    undefined_rows: np.ndarray
+    scale: float
+    temperature: float
+
+    @property
+    def masked(self) -> np.ndarray:
+        """Boolean [..., Tq, Tk]: True where the key is hidden from the query."""
+        return np.isneginf(self.scores)
+
+    def exp_unshifted(self) -> np.ndarray:
+        """exp(S) without the row-max shift, as the lesson prints it (may be inf)."""
+        with np.errstate(over="ignore"):
+            return np.exp(self.scores)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable view (NaN → null, ±inf → "inf"/"-inf")."""
+        return {
+            "scale": self.scale,
+            "temperature": self.temperature,
+            "scores": jsonable(self.scores),
+            "row_max": jsonable(self.row_max),
+            "exp_unshifted": jsonable(self.exp_unshifted()),
+            "exp": jsonable(self.exp),
+            "denom": jsonable(self.denom),
+            "weights": jsonable(self.weights),
+            "output": jsonable(self.output),
+            "undefined_rows": self.undefined_rows.tolist(),
+        }
+
+
+def jsonable(value: Any) -> Any:
+    """Convert an array or scalar to JSON types: NaN → None, ±inf → strings."""
+    if isinstance(value, np.ndarray):
+        if value.dtype == bool:
+            return value.tolist()
+        return [jsonable(x) for x in value] if value.ndim else jsonable(value.item())
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if math.isnan(f):
+            return None
+        if math.isinf(f):
+            return "inf" if f > 0 else "-inf"
+        return f
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _as_float_array(name: str, value: Any, expected: str) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ShapeError(
+            f"{name} must be a numeric array of shape {expected} "
+            f"(a ragged or non-numeric value cannot be one): {exc}"
+        ) from None
+    if array.ndim < 2:
+        raise ShapeError(
+            f"{name} must have shape {expected}; got shape {array.shape} "
+            f"({array.ndim} axis/axes, at least 2 needed)"
+        )
+    if 0 in array.shape:
+        raise ShapeError(f"{name} must have shape {expected} with no empty axis; "
+                         f"got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise NonFiniteInputError(
+            f"{name} must hold finite numbers only (no NaN or inf); "
+            f"expected a finite array of shape {expected}"
+        )
+    return array
+
+
+def causal_mask(tq: int, tk: int) -> np.ndarray:
+    """Boolean [tq, tk] visibility: query i sees key j iff j ≤ i + (tk − tq)."""
+    offset = tk - tq
+    return np.arange(tk)[None, :] <= np.arange(tq)[:, None] + offset
+
+
+def _additive_mask(mask: Any, batch: tuple[int, ...], tq: int, tk: int) -> np.ndarray:
+    """Validate a boolean or additive mask and return it as additive float64."""
+    expected = f"broadcastable to [..., Tq={tq}, Tk={tk}]"
+    array = np.asarray(mask)
+    if array.dtype == bool:
+        additive = np.where(array, 0.0, -np.inf)
+    else:
+        try:
+            additive = np.asarray(array, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise MaskError(
+                f"mask must be boolean (True = may attend) or additive numbers "
+                f"(0 / -inf), {expected}; got dtype {array.dtype}"
+            ) from None
+        if np.isnan(additive).any() or np.isposinf(additive).any():
+            raise MaskError(
+                "mask must not contain NaN or +inf: an additive mask uses 0 for "
+                "visible cells and -inf (or a finite bias) for hidden ones"
+            )
+    if additive.ndim < 2:
+        raise MaskError(f"mask must be {expected}; got shape {additive.shape}")
+    try:
+        full = np.broadcast_shapes(additive.shape, (*batch, tq, tk))
+    except ValueError:
+        raise MaskError(f"mask must be {expected}; got shape {additive.shape}") from None
+    if full[-2:] != (tq, tk):
+        raise MaskError(f"mask must be {expected}; got shape {additive.shape}")
+    return additive
+
+
+def attention(
+    q: Any,
+    k: Any,
+    v: Any,
+    *,
+    mask: Any = None,
+    causal: bool = False,
+    scale: float | None = None,
+    temperature: float = 1.0,
+    strict: bool = False,
+) -> AttentionTrace:
+    """Compute softmax(Q·Kᵀ·scale/temperature + M)·V and return every step."""
+    q = _as_float_array("q", q, "[..., Tq, d]")
+    k = _as_float_array("k", k, "[..., Tk, d]")
+    v = _as_float_array("v", v, "[..., Tk, dv]")
+    tq, d = q.shape[-2:]
+    tk = k.shape[-2]
+    if k.shape[-1] != d:
+        raise ShapeError(
+            f"k must have shape [..., Tk, d={d}] to match q's last axis; "
+            f"got k of shape {k.shape}"
+        )
+    if v.shape[-2] != tk:
+        raise ShapeError(
+            f"v must have shape [..., Tk={tk}, dv] (one value row per key); "
+            f"got v of shape {v.shape}"
+        )
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except ValueError:
+        raise ShapeError(
+            "q, k and v have leading (batch/head) axes that do not broadcast: "
+            f"q {q.shape}, k {k.shape}, v {v.shape}"
+        ) from None
+
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    scale = float(scale)
+    temperature = float(temperature)
+    if not math.isfinite(scale):
+        raise NonFiniteInputError(f"scale must be a finite number; got {scale}")
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise AttentionInputError(
+            f"temperature must be a finite number > 0; got {temperature}"
+        )
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = (q @ np.swapaxes(k, -1, -2)) * (scale / temperature)
+    if not np.isfinite(scores).all():
+        raise NonFiniteInputError(
+            "q·kᵀ overflowed float64; rescale q and k to smaller magnitudes"
+        )
+    if mask is not None:
+        scores = scores + _additive_mask(mask, batch, tq, tk)
+    if causal:
+        scores = np.where(causal_mask(tq, tk), scores, -np.inf)
+    # The mask may add leading axes; every intermediate gets the full batch shape.
+    batch = np.broadcast_shapes(batch, scores.shape[:-2])
+    scores = np.broadcast_to(scores, (*batch, tq, tk))
+
+    row_max = scores.max(axis=-1)
+    undefined = np.isneginf(row_max)
+    # Shift defined rows by their max so exp never overflows; undefined rows are
+    # shifted by 0, which keeps their exp at exactly 0 instead of NaN.
+    shift = np.where(undefined, 0.0, row_max)
+    exp = np.exp(scores - shift[..., None])
+    denom = exp.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weights = exp / denom[..., None]
+    if undefined.any():
+        if strict:
+            rows = [tuple(int(i) for i in idx) for idx in np.argwhere(undefined)]
+            raise FullyMaskedRowError(rows)
+        weights[undefined] = np.nan
+    output = weights @ v
+
+    arrays = {
+        "scores": scores,
+        "row_max": row_max,
+        "exp": exp,
+        "denom": denom,
+        "weights": weights,
+        "output": output,
+        "undefined_rows": undefined,
+    }
+    for array in arrays.values():
+        array.flags.writeable = False
+    return AttentionTrace(**arrays, scale=scale, temperature=temperature)
+
+
+def softmax(x: Any, axis: int = -1) -> np.ndarray:
+    """Softmax along `axis` with the row-max shift; all -inf slices give NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    peak = x.max(axis=axis, keepdims=True)
+    empty = np.isneginf(peak)
+    shifted = np.exp(x - np.where(empty, 0.0, peak))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = shifted / shifted.sum(axis=axis, keepdims=True)
+    return np.where(empty, np.nan, out)

@@ -1,0 +1,49 @@
+"""Interface language: zh-CN by default, English on request.
+
+Interface strings are English msgids translated by Flask-Babel; question text
+comes from the bank, which carries both languages itself.
+"""
+
+from __future__ import annotations
+
+from flask import Flask, g, request, session
+from flask_babel import Babel
+
+SUPPORTED = {"zh-CN": "zh_CN", "en": "en"}
+DEFAULT_LANGUAGE = "zh-CN"
+
+babel = Babel()
+
+
+def current_language() -> str:
+    """The language of this request as a bank key: "zh-CN" or "en"."""
+    if "language" in g:
+        return g.language
+    chosen = request.args.get("lang")
+    if chosen in SUPPORTED:
+        session["lang"] = chosen
+    language = chosen if chosen in SUPPORTED else session.get("lang")
+    if language not in SUPPORTED:
+        user_language = getattr(g, "user_language", None)
+        language = user_language if user_language in SUPPORTED else DEFAULT_LANGUAGE
+    g.language = language
+    return language
+
+
+def select_locale() -> str:
+    """Flask-Babel's locale selector."""
+    return SUPPORTED[current_language()]
+
+
+def localized(text: dict[str, str] | str) -> str:
+    """Pick the current language out of a {"zh-CN": ..., "en": ...} mapping."""
+    if isinstance(text, str):
+        return text
+    return text.get(current_language()) or text.get(DEFAULT_LANGUAGE) or ""
+
+
+def init_app(app: Flask) -> None:
+    """Bind Flask-Babel and expose the language helpers to templates."""
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", "zh_CN")
+    babel.init_app(app, locale_selector=select_locale)
+    app.jinja_env.globals.update(current_language=current_language, localized=localized)

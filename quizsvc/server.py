@@ -1,0 +1,51 @@
+"""Run the app under gunicorn from `quizsvc serve`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from gunicorn.app.base import BaseApplication
+
+from quizsvc import create_app
+
+
+class QuizsvcServer(BaseApplication):
+    """A gunicorn application that loads quizsvc from its factory."""
+
+    def __init__(self, options: dict[str, Any]):
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        return create_app()
+
+
+def _announce(server) -> None:
+    for listener in server.LISTENERS:
+        host, port = listener.sock.getsockname()[:2]
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        click.echo(f"quizsvc is running: open http://{shown}:{port}/ (Ctrl+C stops it)",
+                   err=False)
+
+
+def run_server(*, host: str, port: int, workers: int) -> None:
+    """Prepare the database and serve until interrupted."""
+    app = create_app()
+    from quizsvc import db
+
+    db.prepare_database(app)
+    click.echo(f"database: {app.config['DATABASE_URL']}")
+    QuizsvcServer(
+        {
+            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+            "workers": workers,
+            "accesslog": "-",
+            "when_ready": _announce,
+            "timeout": 60,
+        }
+    ).run()

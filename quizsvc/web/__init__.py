@@ -1,0 +1,1 @@
+"""Server-rendered pages: one blueprint module per feature."""

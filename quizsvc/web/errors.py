@@ -1,0 +1,54 @@
+"""One error contract: JSON `{"error", "message"}` for API clients, a page otherwise."""
+
+from __future__ import annotations
+
+from flask import Flask, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+
+def wants_json() -> bool:
+    """True when the client is an API client rather than a browser."""
+    if request.path.startswith("/api/"):
+        return True
+    best = request.accept_mimetypes.best_match(["application/json", "text/html"])
+    return best == "application/json" and request.accept_mimetypes[best] > (
+        request.accept_mimetypes["text/html"]
+    )
+
+
+def error_code(exc: HTTPException) -> str:
+    """A stable snake_case code for an HTTP error, e.g. "not_found"."""
+    return getattr(exc, "code_name", None) or (exc.name or "error").lower().replace(
+        " ", "_"
+    )
+
+
+def handle_http_error(exc: HTTPException):
+    """Render an HTTP error for whoever asked."""
+    status = exc.code or 500
+    message = exc.description or exc.name
+    if wants_json():
+        response = jsonify(error=error_code(exc), message=message)
+        response.status_code = status
+        if exc.response is not None:
+            response.headers.extend(
+                (k, v) for k, v in exc.response.headers.items()
+                if k.lower() in {"retry-after", "www-authenticate"}
+            )
+        return response
+    return render_template("error.html", status=status, title=exc.name,
+                           message=message), status
+
+
+def handle_unexpected(exc: Exception):
+    """Log the traceback and answer a plain 500 without leaking it."""
+    from flask import current_app
+
+    current_app.logger.exception("unhandled error on %s %s", request.method, request.path)
+    return handle_http_error(InternalServerError())
+
+
+def init_app(app: Flask) -> None:
+    """Register the handlers."""
+    app.register_error_handler(HTTPException, handle_http_error)
+    app.register_error_handler(Exception, handle_unexpected)

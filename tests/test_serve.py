@@ -1,0 +1,62 @@
+"""`quizsvc serve` runs the app under gunicorn with its database in the instance folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+
+def start_server(instance: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    """Start `quizsvc serve` on a free port and return the process and its URL."""
+    exe = shutil.which("quizsvc", path=str(Path(sys.executable).parent))
+    assert exe, "the quizsvc console script is installed next to the interpreter"
+    env = {**os.environ, "QUIZSVC_INSTANCE_PATH": str(instance), "PYTHONUNBUFFERED": "1"}
+    env.pop("QUIZSVC_DATABASE_URL", None)
+    process = subprocess.Popen(
+        [exe, "serve", "--port", "0", "--workers", "1", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    deadline = time.monotonic() + 60
+    seen = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        match = re.search(r"open (http://\S+/)", line)
+        if match:
+            return process, match.group(1)
+    stop_server(process)
+    pytest.fail("server did not announce its URL:\n" + "".join(seen))
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    """Stop the server and close its pipe."""
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    process.stdout.close()
+
+
+def test_serve_answers_health_and_the_lab(tmp_path):
+    process, url = start_server(tmp_path)
+    try:
+        with urllib.request.urlopen(url + "healthz", timeout=10) as response:
+            assert response.status == 200
+            assert response.headers["Server"].startswith("gunicorn")
+        with urllib.request.urlopen(url + "lab", timeout=10) as response:
+            assert "0.6698" in response.read().decode()
+        assert (tmp_path / "quizsvc.sqlite3").exists()
+    finally:
+        stop_server(process)
