@@ -130,3 +130,6 @@ def serve_command(host: str, port: int, workers: int) -> None:
 def run() -> None:  # pragma: no cover - thin wrapper used by `python -m quizsvc`
     """Entry point for `python -m quizsvc`."""
     sys.exit(main())
+
+
+# Feature commands live in quizsvc/commands/<feature>.py; register them here.

@@ -1,0 +1,1 @@
+"""Click commands, one module per feature; quizsvc.cli wires them into `quizsvc`."""
