@@ -67,11 +67,12 @@ def register_extensions(app: Flask) -> None:
 def register_blueprints(app: Flask) -> None:
     """Attach the web pages and the API."""
     from quizsvc.formatting import format_number
-    from quizsvc.web import health, lab
+    from quizsvc.web import explore, health, lab
 
     app.add_template_filter(format_number, "matrix_cell")
     app.register_blueprint(health.bp)
     app.register_blueprint(lab.bp)
+    app.register_blueprint(explore.bp)
 
 
 def register_errorhandlers(app: Flask) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -19,7 +20,9 @@ class QuizsvcServer(BaseApplication):
 
     def load_config(self) -> None:
         for key, value in self.options.items():
-            self.cfg.set(key, value)
+            # Settings newer than the installed gunicorn are skipped, not fatal.
+            if key in self.cfg.settings:
+                self.cfg.set(key, value)
 
     def load(self):
         return create_app()
@@ -44,8 +47,14 @@ def run_server(*, host: str, port: int, workers: int) -> None:
         {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
             "workers": workers,
+            # Threads keep a slow phone connection from holding a whole worker.
+            "worker_class": "gthread",
+            "threads": 4,
             "accesslog": "-",
             "when_ready": _announce,
             "timeout": 60,
+            # One control socket per instance, so two services on one machine
+            # (or two test runs) do not take each other's.
+            "control_socket": str(Path(app.instance_path) / "gunicorn.ctl"),
         }
     ).run()

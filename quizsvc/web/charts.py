@@ -71,7 +71,7 @@ def heatmap_svg(
             label_text = "×" if hidden else ("?" if math.isnan(v) else f"{v:.2f}")
             ink = "#ffffff" if (not hidden and not math.isnan(v) and v > 0.55) else "#222"
             parts.append(
-                f'<rect x="{x}" y="{y0}" width="{cell - 2}" height="{cell - 2}" '
+                f'<rect class="hm" x="{x}" y="{y0}" width="{cell - 2}" height="{cell - 2}" '
                 f'fill="{fill}" stroke="#ccd"><title>{escape(row_labels[i])} → '
                 f'{escape(col_labels[j])}: {escape(label_text)}</title></rect>'
             )
@@ -79,5 +79,46 @@ def heatmap_svg(
                 f'<text x="{x + (cell - 2) / 2}" y="{y0 + cell / 2 + 3}" '
                 f'text-anchor="middle" fill="{ink}" class="cell">{escape(label_text)}</text>'
             )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def bar_chart_svg(
+    values: Sequence[float],
+    labels: Sequence[str],
+    *,
+    title: str,
+    maximum: float = 1.0,
+    width: int = 320,
+    bar_height: int = 22,
+    value_format: str = "{:.2f}",
+    element_id: str | None = None,
+) -> Markup:
+    """Return an accessible horizontal bar chart; values above `maximum` are clipped."""
+    label_width = max(40, 8 * max((len(str(label)) for label in labels), default=4))
+    inner = width - label_width - 56
+    height = len(values) * (bar_height + 6) + 6
+    summary = "; ".join(
+        f"{label}: {value_format.format(v)}" for label, v in zip(labels, values, strict=True)
+    )
+    ident = f' id="{escape(element_id)}"' if element_id else ""
+    parts = [
+        f'<svg class="bars"{ident} role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>",
+    ]
+    for i, (label, value) in enumerate(zip(labels, values, strict=True)):
+        y = 6 + i * (bar_height + 6)
+        share = 0.0 if maximum <= 0 or math.isnan(value) else min(max(value / maximum, 0), 1)
+        parts.append(
+            f'<text x="{label_width - 6}" y="{y + bar_height * 0.7}" text-anchor="end" '
+            f'class="axis">{escape(label)}</text>'
+            f'<rect x="{label_width}" y="{y}" width="{inner}" height="{bar_height}" '
+            f'fill="#eef1f6"/>'
+            f'<rect class="bar" data-index="{i}" x="{label_width}" y="{y}" '
+            f'width="{share * inner:.1f}" height="{bar_height}" fill="#1f5fbf"/>'
+            f'<text class="value" data-index="{i}" x="{label_width + inner + 6}" '
+            f'y="{y + bar_height * 0.7}">{escape(value_format.format(value))}</text>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
