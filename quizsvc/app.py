@@ -7,7 +7,9 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from flask import Flask
+from flask import Flask, has_request_context, request
+from flask.sessions import SecureCookieSessionInterface
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Create and configure the quizsvc Flask application."""
@@ -58,21 +60,52 @@ def _instance_secret_key(instance: Path) -> str:
 
 def register_extensions(app: Flask) -> None:
     """Bind the database and the Flask extensions to the app."""
-    from quizsvc import db, i18n
+    from quizsvc import auth, db, i18n
+    from quizsvc.extensions import csrf, limiter
 
     db.init_app(app)
     i18n.init_app(app)
+    csrf.init_app(app)
+    limiter.init_app(app)
+    auth.init_app(app)
+    app.session_interface = HttpsAwareSessionInterface()
+    if app.config.get("TRUSTED_PROXIES"):
+        # Behind a reverse proxy the client address and scheme come from its
+        # X-Forwarded-* headers (needed for rate limits and Secure cookies).
+        hops = int(app.config["TRUSTED_PROXIES"])
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)
+
+
+class HttpsAwareSessionInterface(SecureCookieSessionInterface):
+    """Mark the session cookie Secure whenever the request came over HTTPS."""
+
+    def get_cookie_secure(self, app: Flask) -> bool:
+        return bool(app.config["SESSION_COOKIE_SECURE"]) or (
+            has_request_context() and request.is_secure
+        )
 
 
 def register_blueprints(app: Flask) -> None:
     """Attach the web pages and the API."""
-    from quizsvc.formatting import format_number
-    from quizsvc.web import explore, health, lab
+    from quizsvc import api
+    from quizsvc.web import (
+        assess,
+        auth,
+        drill,
+        explore,
+        filters,
+        health,
+        lab,
+        practice,
+        progress,
+        settings,
+    )
 
-    app.add_template_filter(format_number, "matrix_cell")
-    app.register_blueprint(health.bp)
-    app.register_blueprint(lab.bp)
-    app.register_blueprint(explore.bp)
+    filters.init_app(app)
+    for blueprint in (health.bp, lab.bp, explore.bp, auth.bp, drill.today_bp, drill.bp,
+                      practice.bp, assess.bp, progress.bp, settings.bp):
+        app.register_blueprint(blueprint)
+    api.init_app(app)
 
 
 def register_errorhandlers(app: Flask) -> None:

@@ -133,3 +133,16 @@ def run() -> None:  # pragma: no cover - thin wrapper used by `python -m quizsvc
 
 
 # Feature commands live in quizsvc/commands/<feature>.py; register them here.
+from quizsvc.commands.questions import questions as questions_group  # noqa: E402
+
+main.add_command(questions_group)
+from quizsvc.commands.db import db_group, questions_sync_command  # noqa: E402
+
+main.add_command(db_group)
+questions_group.add_command(questions_sync_command)
+from quizsvc.commands.fsrs import fsrs_group  # noqa: E402
+
+main.add_command(fsrs_group)
+from quizsvc.commands.demo import demo_data_command  # noqa: E402
+
+main.add_command(demo_data_command)

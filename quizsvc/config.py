@@ -15,3 +15,19 @@ class Defaults:
     # The largest matrix side the lab and the checker accept, so one request
     # cannot ask the server for a huge computation.
     MAX_MATRIX_SIDE = 16
+
+    # Flask-Limiter: in-memory by default; set QUIZSVC_RATELIMIT_STORAGE_URI to a
+    # redis:// URL when several servers share the login counters.
+    RATELIMIT_STORAGE_URI = "memory://"
+    RATELIMIT_HEADERS_ENABLED = True
+    LOGIN_RATE_LIMIT = "10 per minute;50 per hour"
+
+    # Session cookies: not readable by scripts, not sent on cross-site posts.
+    # SESSION_COOKIE_SECURE is switched on per request when served over HTTPS.
+    SESSION_COOKIE_HTTPONLY = True
+    SESSION_COOKIE_SAMESITE = "Lax"
+    REMEMBER_COOKIE_HTTPONLY = True
+    REMEMBER_COOKIE_SAMESITE = "Lax"
+    WTF_CSRF_TIME_LIMIT = None
+    # How many reverse proxies in front of the service set X-Forwarded-*; 0 = none.
+    TRUSTED_PROXIES = 0

@@ -1,43 +1,99 @@
-"""Database engine and the per-request session.
+"""Database engine, the per-request session, and schema migrations.
 
-The session lifecycle lives here, outside the code that reads and writes data:
-views and CLI commands get a session from `get_session()`, service functions
-only add and flush, and the request (or command) commits once at the end.
+Session lifecycle (one commit per request or command)
+------------------------------------------------------
+The session lives outside the code that reads and writes data:
+
+- Views and CLI commands get this request's (or command's) session from
+  `get_session()`. It is opened on first use and closed when the app context
+  ends; anything not committed by then is rolled back.
+- Service functions (`quizsvc.services.*`) take the session as an argument,
+  add and `flush()`, and never commit.
+- The view or command commits once, at the end, when everything succeeded:
+  wrap a state-changing view in `@commits` (commits when the view returns,
+  rolls back when it raises), or use `with transaction() as session:` around
+  the work in a command. Read-only views need neither.
+
+SQLite
+------
+The embedded default runs in WAL mode with foreign keys on and a busy timeout.
+Every transaction starts with `BEGIN IMMEDIATE`: it takes SQLite's single
+write lock up front (waiting up to the busy timeout for it), so two requests
+never both read, then both try to write and fail with "database is locked";
+and SAVEPOINTs (`session.begin_nested()`) work, which the Python driver's own
+transaction handling breaks. The cost: a session holds the write lock from
+its first statement until it commits or closes, so keep requests short and do
+not open a second session that writes while the first is still open.
+
+Migrations
+----------
+The schema is built by the Alembic revisions in the repository's top-level
+`migrations/` folder (`migrations_path()` finds it). `upgrade(engine)` brings a
+database to the newest revision; `prepare_database(app)` does it before the
+server starts; `quizsvc db upgrade|downgrade|current` does it by hand.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
 
 from flask import Flask, current_app, g
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 EXTENSION_KEY = "quizsvc.db"
+BUSY_TIMEOUT_SECONDS = 15
+# Any constant works: it only has to be the same for every quizsvc process
+# migrating the same PostgreSQL database.
+_MIGRATION_LOCK_ID = 0x71756973
+
+
+class MigrationsNotFound(RuntimeError):
+    """The Alembic migrations folder is not where quizsvc expects it."""
 
 
 def make_engine(url: str, **options: Any) -> Engine:
-    """Create an engine; SQLite gets WAL, foreign keys and a busy timeout."""
+    """Create an engine; SQLite gets WAL, foreign keys, a busy timeout, savepoints."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        options.setdefault("connect_args", {}).setdefault("timeout", 15)
+        options.setdefault("connect_args", {}).setdefault(
+            "timeout", BUSY_TIMEOUT_SECONDS
+        )
         engine = create_engine(url, **options)
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", _sqlite_on_connect)
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     options.setdefault("pool_pre_ping", True)
     return create_engine(url, **options)
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # Hand transaction control to SQLAlchemy (see _sqlite_begin): the driver's
+    # own implicit BEGIN comes too late and breaks SAVEPOINT.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     # WAL lets readers carry on while one writer commits; foreign keys are off
     # by default in SQLite; the busy timeout makes a second writer wait, not fail.
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=15000")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def _sqlite_begin(connection: Connection) -> None:
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def is_sqlite(engine_or_connection: Engine | Connection) -> bool:
+    """Tell whether the database behind an engine or connection is SQLite."""
+    return engine_or_connection.dialect.name == "sqlite"
 
 
 def init_app(app: Flask) -> None:
@@ -67,9 +123,134 @@ def _close_session(exc: BaseException | None) -> None:
         session.close()
 
 
+@contextmanager
+def transaction() -> Iterator[Session]:
+    """Yield this request's session; commit if the block succeeds, else roll back."""
+    session = get_session()
+    try:
+        yield session
+    except BaseException:
+        session.rollback()
+        raise
+    session.commit()
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def commits(view: Callable[P, R]) -> Callable[P, R]:
+    """Decorate a view (or command) so its work is committed once when it returns."""
+
+    @wraps(view)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        with transaction():
+            return view(*args, **kwargs)
+
+    return wrapper
+
+
+# --- migrations -----------------------------------------------------------------
+
+
+def migrations_path() -> Path:
+    """Find the Alembic migrations folder (QUIZSVC_MIGRATIONS_PATH overrides)."""
+    override = os.environ.get("QUIZSVC_MIGRATIONS_PATH")
+    if override:
+        path = Path(override)
+    else:
+        import quizsvc
+
+        # quizsvc is installed editable from the checkout; migrations/ sits
+        # beside the package folder.
+        path = Path(quizsvc.__file__).resolve().parents[1] / "migrations"
+    if not (path / "env.py").is_file():
+        raise MigrationsNotFound(
+            f"no Alembic migrations at {path} (expected env.py there): run quizsvc "
+            "from its source checkout, or set QUIZSVC_MIGRATIONS_PATH to the "
+            "migrations folder"
+        )
+    return path
+
+
+def alembic_config(connection: Connection | None = None, url: str | None = None):
+    """Build the Alembic configuration in code, bound to a connection or URL."""
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(migrations_path()))
+    if url is not None:
+        # ConfigParser interpolation would eat "%" in URL-encoded passwords.
+        config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    config.attributes["connection"] = connection
+    return config
+
+
+def run_migrations(engine: Engine, action: Callable[[Any], None]) -> None:
+    """Run an Alembic action (given the config) in one transaction on the engine."""
+    with engine.connect() as connection:
+        sqlite = is_sqlite(connection)
+        if sqlite:
+            # SQLite's batch migrations copy a table and drop the old one; with
+            # foreign keys on, that drop would cascade into the rows that point
+            # at it. The pragma is a no-op inside a transaction, so it is set on
+            # the driver connection before SQLAlchemy begins one.
+            connection.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")
+        try:
+            with connection.begin():
+                if not sqlite:
+                    # Two servers starting at once must not migrate together.
+                    connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:id)"),
+                        {"id": _MIGRATION_LOCK_ID},
+                    )
+                action(alembic_config(connection))
+                if sqlite:
+                    broken = connection.exec_driver_sql(
+                        "PRAGMA foreign_key_check"
+                    ).fetchall()
+                    if broken:
+                        raise RuntimeError(
+                            f"migration left rows with dangling foreign keys: {broken}"
+                        )
+        finally:
+            if sqlite:
+                connection.connection.driver_connection.execute(
+                    "PRAGMA foreign_keys=ON"
+                )
+
+
+def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Upgrade the database schema to a revision (the newest by default)."""
+    from alembic import command
+
+    run_migrations(engine, lambda config: command.upgrade(config, revision))
+
+
+def downgrade(engine: Engine, revision: str) -> None:
+    """Downgrade the database schema to a revision ("base" empties it)."""
+    from alembic import command
+
+    run_migrations(engine, lambda config: command.downgrade(config, revision))
+
+
+def current_revision(engine: Engine) -> str | None:
+    """Return the database's schema revision, or None before the first one."""
+    from alembic.runtime.migration import MigrationContext
+
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def head_revision() -> str:
+    """Return the newest revision the migrations folder knows."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migrations folder has no revisions"
+    return head
+
+
 def prepare_database(app: Flask) -> None:
-    """Make sure the database exists and answers before the server starts."""
-    # Later the schema is brought up to date here too; for now opening one
-    # connection creates the SQLite file in the instance folder.
-    with get_engine(app).connect() as connection:
-        connection.exec_driver_sql("SELECT 1")
+    """Bring the app's database schema up to date before the server starts."""
+    upgrade(get_engine(app))

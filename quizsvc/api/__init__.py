@@ -1,0 +1,99 @@
+"""The JSON API under /api/v1: the same rules as the pages, JSON in and out.
+
+Authentication is the session cookie (POST /api/v1/auth/login) or a personal
+token (`Authorization: Bearer qz_…`). The API is exempt from the form CSRF
+token because every body must be `application/json`: a cross-site form cannot
+send that without a CORS preflight, which this service never grants, and the
+session cookie is SameSite=Lax besides.
+
+Errors always have the shape `{"error": code, "message": text}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
+
+from flask import Blueprint, Flask, g, jsonify, request
+from flask_login import current_user
+from werkzeug.exceptions import HTTPException
+
+from quizsvc.extensions import csrf
+from quizsvc.services import Conflict, InvalidInput, NotFound, ServiceError
+
+bp = Blueprint("api", __name__, url_prefix="/api/v1")
+csrf.exempt(bp)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_STATUS = {NotFound: 404, InvalidInput: 400, Conflict: 409}
+
+
+class ApiError(HTTPException):
+    """An API error with a machine-readable code."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(description=message)
+        self.code = status
+        self.code_name = code
+
+
+def error(status: int, code: str, message: str) -> ApiError:
+    """Build an ApiError to raise."""
+    return ApiError(status, code, message)
+
+
+def json_body(required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The request's JSON object; 415 if not JSON, 400 if malformed or incomplete."""
+    if not request.is_json:
+        raise error(415, "unsupported_media_type",
+                    "send the body as JSON with Content-Type: application/json")
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise error(400, "malformed_json", "the body must be a JSON object")
+    missing = [name for name in required if body.get(name) in (None, "")]
+    if missing:
+        raise error(400, "missing_field", f"missing field(s): {', '.join(missing)}")
+    return body
+
+
+def login_required(view: Callable[P, R]) -> Callable[P, R]:
+    """Refuse anonymous requests with 401 JSON (no redirect to a login page)."""
+
+    @wraps(view)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not current_user.is_authenticated:
+            if g.get("bad_token"):
+                raise error(401, "invalid_token", "the bearer token is unknown or revoked")
+            raise error(401, "unauthorized",
+                        "sign in first (POST /api/v1/auth/login) or send a bearer token")
+        return view(*args, **kwargs)
+
+    return wrapper
+
+
+@bp.errorhandler(ServiceError)
+def service_error(exc: ServiceError):
+    """Turn a service error into the JSON error contract."""
+    status = next((code for cls, code in _STATUS.items() if isinstance(exc, cls)), 400)
+    if getattr(exc, "status", None):
+        status = exc.status
+    from quizsvc.i18n import current_language
+
+    localized = getattr(exc, "localized", None)
+    message = localized(current_language()) if localized else str(exc)
+    response = jsonify(error=exc.code, message=message)
+    response.status_code = status
+    return response
+
+
+def init_app(app: Flask) -> None:
+    """Register the API blueprint and its modules."""
+    from quizsvc.api import (  # noqa: F401  (modules register routes on bp)
+        accounts,
+        drill,
+    )
+
+    app.register_blueprint(bp)

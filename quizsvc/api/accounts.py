@@ -1,0 +1,101 @@
+"""Accounts over JSON: register, log in and out, personal API tokens."""
+
+from __future__ import annotations
+
+from flask import current_app
+from flask_login import login_user, logout_user
+
+from quizsvc.api import bp, error, json_body, login_required
+from quizsvc.auth import (
+    LoginUser,
+    authenticate,
+    current_db_user,
+    issue_token,
+    list_tokens,
+    register,
+    revoke_token,
+)
+from quizsvc.db import get_session, transaction
+from quizsvc.extensions import limiter
+from quizsvc.i18n import SUPPORTED
+
+
+def _user_dict(user) -> dict:
+    return {"id": user.id, "username": user.username, "role": user.role,
+            "locale": user.locale, "timezone": user.timezone}
+
+
+def _credentials(body: dict) -> tuple[str, str]:
+    username, password = body.get("username"), body.get("password")
+    if not isinstance(username, str) or not isinstance(password, str):
+        raise error(400, "invalid_input", "username and password must be strings")
+    return username, password
+
+
+@bp.post("/auth/register")
+def api_register():
+    """Create a learner account and sign in."""
+    body = json_body(("username", "password"))
+    username, password = _credentials(body)
+    locale = body.get("locale", "zh-CN")
+    if locale not in SUPPORTED:
+        raise error(400, "invalid_input", "locale must be zh-CN or en")
+    with transaction() as session:
+        user = register(session, username, password, locale=locale)
+    login_user(LoginUser(user))
+    return {"user": _user_dict(user)}, 201
+
+
+@bp.post("/auth/login")
+@limiter.limit(lambda: current_app.config["LOGIN_RATE_LIMIT"])
+def api_login():
+    """Sign in; the response sets the session cookie."""
+    username, password = _credentials(json_body(("username", "password")))
+    user = authenticate(get_session(), username, password)
+    if user is None:
+        raise error(401, "invalid_credentials", "wrong username or password")
+    login_user(LoginUser(user))
+    return {"user": _user_dict(user)}
+
+
+@bp.post("/auth/logout")
+@login_required
+def api_logout():
+    """Sign out of the session (bearer tokens stay valid until revoked)."""
+    logout_user()
+    return {"signed_out": True}
+
+
+@bp.get("/tokens")
+@login_required
+def api_tokens():
+    """List your live tokens (never their secrets)."""
+    tokens = list_tokens(get_session(), current_db_user())
+    return {"tokens": [_token_dict(t) for t in tokens]}
+
+
+@bp.post("/tokens")
+@login_required
+def api_create_token():
+    """Create a personal API token; its secret is shown only in this response."""
+    body = json_body()
+    name = body.get("name", "script")
+    if not isinstance(name, str):
+        raise error(400, "invalid_input", "name must be a string")
+    with transaction() as session:
+        issued = issue_token(session, current_db_user(), name)
+    return {**_token_dict(issued.token), "token": issued.secret}, 201
+
+
+@bp.delete("/tokens/<int:token_id>")
+@login_required
+def api_revoke_token(token_id: int):
+    """Revoke one of your tokens."""
+    with transaction() as session:
+        token = revoke_token(session, current_db_user(), token_id)
+    return _token_dict(token)
+
+
+def _token_dict(token) -> dict:
+    return {"id": token.id, "name": token.name, "created_at": token.created_at.isoformat(),
+            "revoked_at": token.revoked_at.isoformat() if token.revoked_at else None}

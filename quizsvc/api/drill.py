@@ -1,0 +1,99 @@
+"""The daily drill and the lesson notes over JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_login import current_user
+
+from quizsvc.api import bp, error, json_body, login_required
+from quizsvc.auth import current_db_user
+from quizsvc.catalog import get_bank
+from quizsvc.db import get_session, transaction
+from quizsvc.i18n import current_language
+from quizsvc.services import drill
+
+
+def _duration(body: dict[str, Any]) -> int | None:
+    value = body.get("duration_ms")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise error(400, "invalid_input", "duration_ms must be a whole number")
+    return value
+
+
+@bp.get("/drill/next")
+@login_required
+def api_drill_next():
+    """The open item (opening the next one when none is open), or done."""
+    with transaction() as session:
+        step = drill.current_step(session, current_db_user())
+    if isinstance(step, drill.PendingExplanation):
+        raise error(409, "explanation_required",
+                    f"explain your wrong answer first (POST /api/v1/drill/explanation "
+                    f"with review_id {step.review.id})")
+    if isinstance(step, drill.Done):
+        return step.public_dict()
+    return step.public_dict(current_language())
+
+
+@bp.post("/drill/answer")
+@login_required
+def api_drill_answer():
+    """Grade and record an answer to the open item."""
+    body = json_body(("item_id",))
+    rating = body.get("rating")
+    if rating is not None and not isinstance(rating, str):
+        raise error(400, "invalid_input", "rating must be a string such as \"good\"")
+    key = body.get("idempotency_key")
+    if key is not None and not isinstance(key, str):
+        raise error(400, "invalid_input", "idempotency_key must be a string")
+    with transaction() as session:
+        submission = drill.submit_answer(
+            session, current_db_user(), str(body["item_id"]), answer=body.get("answer"),
+            rating=rating, duration_ms=_duration(body), idempotency_key=key)
+        result = submission.to_dict(current_language())
+    return result, 200 if submission.replayed else 201
+
+
+@bp.post("/drill/reveal")
+@login_required
+def api_drill_reveal():
+    """Show the model answer of the open recall item, before rating it."""
+    body = json_body(("item_id",))
+    return drill.reveal_model_answer(get_session(), current_db_user(), str(body["item_id"]))
+
+
+@bp.post("/drill/explanation")
+@login_required
+def api_drill_explanation():
+    """Store why a wrong answer was wrong; returns the explanation and note id."""
+    body = json_body(("review_id", "text"))
+    review_id, text = body["review_id"], body["text"]
+    if isinstance(review_id, bool) or not isinstance(review_id, int):
+        raise error(400, "invalid_input", "review_id must be a number")
+    if not isinstance(text, str):
+        raise error(400, "invalid_input", "text must be a string")
+    with transaction() as session:
+        user = current_db_user()
+        explanation = drill.explain(session, user, review_id, text)
+        question = drill.question_of(explanation.review.item)
+    return {"review_id": review_id, "explanation_id": explanation.id,
+            **drill.reveal(question, current_language())}, 201
+
+
+@bp.get("/notes/<note_id>")
+def api_note(note_id: str):
+    """One lesson note; closed (423) while its item is open in your drill."""
+    note = get_bank().notes.get(note_id)
+    if note is None:
+        raise error(404, "not_found", f"no note {note_id!r}")
+    user = current_db_user() if current_user.is_authenticated else None
+    if drill.note_state(get_session(), user, note_id) == "locked":
+        raise error(423, "closed_book",
+                    "this note stays closed while its question is open; after a wrong "
+                    "answer, explain why first, then it opens")
+    lang = current_language()
+    return {"id": note.id, "lesson_id": note.lesson_id,
+            "title": note.title.get(lang), "body": note.body.get(lang)}

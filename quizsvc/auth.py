@@ -1,0 +1,177 @@
+"""Accounts for the web layer: passwords, personal API tokens and Flask-Login.
+
+Passwords are hashed with werkzeug (scrypt) and never logged. An API token is
+shown to its owner once; only its SHA-256 is stored, so a leaked database does
+not leak working tokens. Requests authenticate with the session cookie or with
+`Authorization: Bearer <token>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from flask import Flask, g, request
+from flask_login import UserMixin
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from quizsvc.db import get_session
+from quizsvc.extensions import login_manager
+from quizsvc.models import ApiToken, User
+from quizsvc.services import InvalidInput, NotFound, resolve_now
+from quizsvc.services.users import create_user, find_user
+
+MIN_PASSWORD_LENGTH = 8
+MAX_PASSWORD_LENGTH = 256
+TOKEN_PREFIX = "qz_"
+# A fixed hash to compare against when the username is unknown, so a login for
+# a missing user costs as much time as one for a real user.
+_DUMMY_HASH = generate_password_hash("not-a-real-password")
+
+
+class LoginUser(UserMixin):
+    """The Flask-Login view of a user row (keeps the ORM object out of the session)."""
+
+    def __init__(self, user: User):
+        self.user = user
+        self.id = user.id
+
+    def get_id(self) -> str:
+        return str(self.user.id)
+
+
+def hash_password(password: str) -> str:
+    """Hash a password for storage."""
+    return generate_password_hash(password)
+
+
+def check_password_rules(password: str) -> None:
+    """Raise InvalidInput when a new password is too short or too long."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise InvalidInput(f"the password needs at least {MIN_PASSWORD_LENGTH} characters")
+    if len(password) > MAX_PASSWORD_LENGTH:
+        raise InvalidInput(f"the password may have at most {MAX_PASSWORD_LENGTH} characters")
+
+
+def register(session: Session, username: str, password: str, *, locale: str = "zh-CN",
+             now: datetime | None = None) -> User:
+    """Create a learner account with a hashed password."""
+    check_password_rules(password)
+    return create_user(session, username.strip(), password_hash=hash_password(password),
+                       locale=locale, now=now)
+
+
+def authenticate(session: Session, username: str, password: str) -> User | None:
+    """Return the user when the password matches, else None."""
+    user = find_user(session, username.strip())
+    if user is None or not user.password_hash:
+        check_password_hash(_DUMMY_HASH, password)
+        return None
+    return user if check_password_hash(user.password_hash, password) else None
+
+
+def _token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A new token: the secret is only available here, at creation time."""
+
+    token: ApiToken
+    secret: str
+
+
+def issue_token(session: Session, user: User, name: str, *,
+                now: datetime | None = None) -> IssuedToken:
+    """Create a personal API token for `user` and return its secret once."""
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise InvalidInput("a token needs a name of 1-100 characters")
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken(user_id=user.id, name=name, token_hash=_token_digest(secret),
+                     created_at=resolve_now(now))
+    session.add(token)
+    session.flush()
+    return IssuedToken(token=token, secret=secret)
+
+
+def list_tokens(session: Session, user: User) -> list[ApiToken]:
+    """Return the user's tokens that are not revoked, newest first."""
+    return list(session.scalars(
+        select(ApiToken)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())
+    ))
+
+
+def revoke_token(session: Session, user: User, token_id: int, *,
+                 now: datetime | None = None) -> ApiToken:
+    """Revoke one of the user's tokens (someone else's is NotFound)."""
+    token = session.get(ApiToken, token_id)
+    if token is None or token.user_id != user.id or token.revoked_at is not None:
+        raise NotFound(f"no token {token_id}")
+    token.revoked_at = resolve_now(now)
+    session.flush()
+    return token
+
+
+def user_for_token(session: Session, secret: str) -> User | None:
+    """Return the owner of a live token, or None."""
+    token = session.scalar(
+        select(ApiToken).where(ApiToken.token_hash == _token_digest(secret),
+                               ApiToken.revoked_at.is_(None))
+    )
+    return token.user if token is not None else None
+
+
+def _load_user(user_id: str) -> LoginUser | None:
+    try:
+        user = get_session().get(User, int(user_id))
+    except ValueError:
+        return None
+    return LoginUser(user) if user is not None else None
+
+
+def _load_user_from_request(req) -> LoginUser | None:
+    header = req.headers.get("Authorization", "")
+    scheme, _, secret = header.partition(" ")
+    if scheme.lower() != "bearer" or not secret.strip():
+        return None
+    user = user_for_token(get_session(), secret.strip())
+    if user is None:
+        g.bad_token = True
+        return None
+    g.token_auth = True
+    return LoginUser(user)
+
+
+def init_app(app: Flask) -> None:
+    """Bind Flask-Login: session users, bearer tokens, the login page."""
+    login_manager.init_app(app)
+    login_manager.user_loader(_load_user)
+    login_manager.request_loader(_load_user_from_request)
+    login_manager.login_view = "auth.login"
+    login_manager.login_message = None
+    login_manager.session_protection = "basic"
+
+
+def current_db_user() -> User:
+    """The signed-in user's row (call only behind login_required)."""
+    from flask_login import current_user
+
+    return current_user.user
+
+
+def token_authenticated() -> bool:
+    """True when this request was authenticated with a bearer token."""
+    return bool(g.get("token_auth"))
+
+
+def client_address() -> str:
+    """The client's address for rate limiting."""
+    return request.remote_addr or "unknown"

@@ -1,0 +1,269 @@
+"""`quizsvc questions …`: check the question bank and preview its questions."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import click
+
+from quizsvc import bank as question_bank
+from quizsvc.bank import Bank, BankError, Question, presented_steps
+
+LANGUAGE_CHOICE = click.Choice(list(question_bank.LANGUAGES))
+
+# Headings of `questions show`, in the learner's language.
+LABELS = {
+    "zh-CN": {
+        "colon": ":",
+        "answer": "答案",
+        "explanation": "解析",
+        "note": "课程笔记",
+        "skills": "技能",
+        "difficulty": "难度",
+        "multiple": "(多选)",
+        "single": "(单选)",
+        "correct": "正确",
+        "wrong": "错误",
+        "tolerance": "允许误差",
+        "accepted": "可接受的写法",
+        "order": "正确顺序",
+        "model": "参考答案",
+        "points": "要点",
+        "rate": "对照参考答案,给自己评分:Again / Hard / Good / Easy",
+        "fill": "(填空)",
+        "steps": "把下列步骤排成正确的顺序:",
+        "generated": "(由生成器出题:{kind},第 {level} 级,种子 {seed})",
+        "given": "已知",
+        "asked": "要求",
+        "no_generator": "生成器暂不可用",
+    },
+    "en": {
+        "colon": ": ",
+        "answer": "Answer",
+        "explanation": "Explanation",
+        "note": "Lesson note",
+        "skills": "skills",
+        "difficulty": "difficulty",
+        "multiple": "(select all that apply)",
+        "single": "(select one)",
+        "correct": "correct",
+        "wrong": "wrong",
+        "tolerance": "tolerance",
+        "accepted": "accepted answers",
+        "order": "correct order",
+        "model": "Model answer",
+        "points": "Key points",
+        "rate": "Compare with the model answer and rate yourself: Again / Hard / Good "
+        "/ Easy",
+        "fill": "(fill in the blank)",
+        "steps": "Put these steps in the right order:",
+        "generated": "(from the problem generator: {kind}, level {level}, seed {seed})",
+        "given": "Given",
+        "asked": "Asked",
+        "no_generator": "the problem generator is not available",
+    },
+}
+
+
+@click.group("questions")
+def questions() -> None:
+    """Check the question bank (questions/) and preview its questions."""
+
+
+@questions.command("validate")
+@click.argument(
+    "path",
+    required=False,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+def validate_command(path: Path | None) -> None:
+    """Check every lesson, skill, note and question of the bank at PATH.
+
+    PATH is the questions/ folder (the default) or one lesson folder in it.
+    Prints a one-line summary and exits 0 when the bank is valid; otherwise
+    prints one `path:line: message` line per problem and exits 1.
+    """
+    root = path if path is not None else question_bank.DEFAULT_PATH
+    problems = question_bank.validate(root)
+    if problems:
+        for problem in problems:
+            click.echo(str(problem))
+        click.echo(
+            f"{len(problems)} problem(s) in {question_bank.display_path(root)}",
+            err=True,
+        )
+        raise SystemExit(1)
+    click.echo(summary_line(question_bank.load(root), root))
+
+
+def summary_line(bank: Bank, root: Path) -> str:
+    """Return the one-line summary of a valid bank."""
+    counts = ", ".join(
+        f"{kind} {count}" for kind, count in bank.counts_by_type().items() if count
+    )
+    where = question_bank.display_path(root)
+    return (
+        f"{where}: ok: {_plural(len(bank.lessons), 'lesson')}, "
+        f"{_plural(len(bank.skills), 'skill')}, {_plural(len(bank.notes), 'note')}, "
+        f"{_plural(len(bank.questions), 'question')} ({counts})"
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+@questions.command("show")
+@click.argument("question_id", metavar="ID")
+@click.option(
+    "--lang",
+    type=LANGUAGE_CHOICE,
+    default="zh-CN",
+    show_default=True,
+    help="Language to show the question in.",
+)
+@click.option(
+    "--bank",
+    "bank_path",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Bank folder (default: the questions/ folder of this checkout).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0),
+    default=None,
+    help="Seed for a generated question (default: a random one).",
+)
+def show_command(
+    question_id: str, lang: str, bank_path: Path | None, seed: int | None
+) -> None:
+    """Print question ID as a learner sees it, then its answer.
+
+    Example: quizsvc questions show l16-scores-shape --lang en
+    """
+    try:
+        bank = question_bank.load(bank_path or question_bank.DEFAULT_PATH)
+    except BankError as exc:
+        raise click.ClickException(
+            f"the bank is invalid ({len(exc.problems)} problem(s)); run "
+            "`quizsvc questions validate` to list them"
+        ) from None
+    question = bank.questions.get(question_id)
+    if question is None:
+        raise click.BadParameter(
+            _unknown_id_message(question_id, bank), param_hint="ID"
+        )
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**31)
+    click.echo(render_question(question, bank, lang, seed))
+
+
+def _unknown_id_message(question_id: str, bank: Bank) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(question_id, list(bank.questions), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    return f"no question with id {question_id!r}{hint}"
+
+
+def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str:
+    """Render a question as the learner sees it, then its answer, as text."""
+    labels = LABELS[lang]
+    public = question.public_dict(lang)
+    skills = ", ".join(question.skills)
+    colon = labels["colon"]
+    header = f"{question.id} · {question.type} · {labels['skills']}{colon}{skills}"
+    if question.difficulty is not None:
+        header += f" · {labels['difficulty']} {question.difficulty}"
+    lines = [header, "", public["prompt"]]
+    answer: list[str] = []
+    data = question.data
+
+    if question.type == "choice":
+        lines[-1] += " " + labels["multiple" if data["multiple"] else "single"]
+        lines += [f"  {option['id']}) {option['text']}" for option in public["options"]]
+        for option in data["options"]:
+            mark = "✓" if option["correct"] else "✗"
+            answer.append(f"  {mark} {option['id']}) {option['text'][lang]}")
+            if option["why"] is not None:
+                answer.append(f"      {option['why'][lang]}")
+    elif question.type == "numeric":
+        shown = question_bank.format_answer(data["answer"], data["tolerance"])
+        answer.append(f"  {shown}  ({labels['tolerance']} ±{data['tolerance']:g})")
+    elif question.type == "cloze":
+        lines[-1] += " " + labels["fill"]
+        answer.append(f"  {data['accepted'][0]}")
+        if len(data["accepted"]) > 1:
+            variants = " | ".join(data["accepted"])
+            answer.append(f"  {labels['accepted']}{colon}{variants}")
+    elif question.type == "recall":
+        answer.append(f"  {labels['model']}{colon}{data['model_answer'][lang]}")
+        if data["key_points"]:
+            answer.append(f"  {labels['points']}{colon}")
+            answer += [f"    - {point[lang]}" for point in data["key_points"]]
+        answer.append(f"  {labels['rate']}")
+    elif question.type == "ordering":
+        lines.append(labels["steps"])
+        lines += [
+            f"  [{step['id']}] {step['text'][lang]}"
+            for step in presented_steps(question)
+        ]
+        answer.append(f"  {labels['order']}{colon}")
+        answer += [
+            f"  {number}. [{step['id']}] {step['text'][lang]}"
+            for number, step in enumerate(data["steps"], start=1)
+        ]
+    elif question.type == "generated":
+        problem_lines, answer = _render_generated(question, lang, seed)
+        lines += problem_lines
+
+    note = bank.notes[question.lesson_note]
+    lines += [
+        "",
+        f"— {labels['answer']} —",
+        *answer,
+        "",
+        f"{labels['explanation']}{colon}{question.explanation[lang]}",
+        f"{labels['note']}{colon}{note.id} · {note.title[lang]}",
+    ]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _render_generated(
+    question: Question, lang: str, seed: int
+) -> tuple[list[str], list[str]]:
+    labels = LABELS[lang]
+    kind, level = question.data["kind"], question.data["level"]
+    intro = [labels["generated"].format(kind=kind, level=level, seed=seed)]
+    try:
+        from quizsvc.problems import generate
+    except ImportError:
+        return intro + [f"({labels['no_generator']})"], []
+    problem = generate(kind, seed, level)
+    public = problem.public_dict(lang)
+    colon = labels["colon"].rstrip()
+    body = [*intro, "", public["prompt"], f"{labels['given']}{colon}"]
+    body += [f"  {name} = {_compact(value)}" for name, value in public["given"].items()]
+    body.append(f"{labels['asked']}{colon}")
+    body += [f"  {ask['name']}: {ask['label']}" for ask in public["ask"]]
+    answers = problem.to_dict()["answer"]
+    answer = [
+        f"  {name} = {_compact(_rounded(value, problem.precision))}"
+        for name, value in answers.items()
+    ]
+    return body, answer
+
+
+def _rounded(value, decimals: int):
+    """Round every float in a nested answer to the problem's precision."""
+    if isinstance(value, list):
+        return [_rounded(item, decimals) for item in value]
+    if isinstance(value, float):
+        return round(value, decimals)
+    return value
+
+
+def _compact(value) -> str:
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,638 @@
+"""Grade a learner's answers to a generated problem, step by step.
+
+For each asked quantity the grader checks the learner's value against the
+engine's exact one (within the problem's tolerance) and, for a step computed
+from earlier ones, against what the learner's own earlier answers imply
+(error carried forward). It then names the classic mistake that explains the
+first wrong step, by comparing the learner's numbers with every buggy
+pipeline the problem carries. Pure NumPy and standard library.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from quizsvc.parsing import (
+    ExpressionError,
+    MatrixFormatError,
+    normalize_text,
+    parse_flag,
+    parse_matrix,
+    parse_value,
+)
+from quizsvc.problems import Ask, Problem
+from quizsvc.problems.pipelines import (
+    RANK,
+    argmax_weights,
+    close,
+    matmul,
+    scores_as_weights,
+    softmax_columns,
+    softmax_rows,
+    unnormalized_exp,
+)
+
+__all__ = [
+    "MISCONCEPTIONS",
+    "FormatError",
+    "StepResult",
+    "Verdict",
+    "grade",
+    "parse_answer",
+]
+
+MISCONCEPTIONS: dict[str, dict[str, str]] = {
+    "no_scale": {
+        "zh-CN": "看起来漏掉了缩放：分数应当是 QKᵀ 再乘 1/√d，而不是 QKᵀ 本身。",
+        "en": "It looks like the scaling was left out: the scores are QKᵀ times "
+        "1/√d, not QKᵀ itself.",
+    },
+    "scale_by_d": {
+        "zh-CN": "看起来除以了 d；缩放应当除以 √d，也就是乘 head_dim**-0.5。",
+        "en": "It looks like you divided by d; the scale divides by √d, i.e. "
+        "multiplies by head_dim**-0.5.",
+    },
+    "scale_multiplied": {
+        "zh-CN": "看起来把 √d 乘了上去；缩放是除以 √d，好让点积的标准差回到 1 左右。",
+        "en": "It looks like you multiplied by √d; the scale divides by √d so the "
+        "dot products' spread comes back to about 1.",
+    },
+    "softmax_over_queries": {
+        "zh-CN": "看起来是按列做的归一化；softmax 沿 key 的方向进行，每个 query 那一行的"
+        "权重加起来等于 1。",
+        "en": "It looks like each column was normalized; the softmax runs along the "
+        "keys, so each query's row of weights sums to 1.",
+    },
+    "no_softmax": {
+        "zh-CN": "看起来直接把分数当成了权重；必须先做 softmax，权重才会非负、每行和为 1。",
+        "en": "It looks like the scores were used as weights directly; the softmax "
+        "must come first, so that weights are non-negative and each row sums to 1.",
+    },
+    "unnormalized_exp": {
+        "zh-CN": "看起来算完 exp(S − m) 就停下了，没有除以这一行的总和；除以 Σ exp 之后"
+        "才是权重。",
+        "en": "It looks like you stopped at exp(S − m) without dividing by the row's "
+        "sum; only after dividing by Σ exp are they weights.",
+    },
+    "mask_ignored": {
+        "zh-CN": "看起来遮罩没有起作用：被遮住的格子分数应为 −∞，权重应为 0。",
+        "en": "It looks like the mask was not applied: a hidden cell's score is −∞ "
+        "and its weight 0.",
+    },
+    "mask_after_softmax": {
+        "zh-CN": "看起来是先做 softmax、再把被遮住的格子清零，却没有重新归一化；遮罩应当在 "
+        "softmax 之前加到分数上。",
+        "en": "It looks like hidden cells were zeroed after the softmax without "
+        "renormalizing; the mask belongs on the scores, before the softmax.",
+    },
+    "causal_flipped": {
+        "zh-CN": "看起来因果遮罩的方向反了：query i 能看见 key 0…i（过去和它自己），"
+        "看不见的是未来。",
+        "en": "It looks like the causal mask is flipped: query i sees keys 0…i (the "
+        "past and itself); what it cannot see is the future.",
+    },
+    "hard_argmax": {
+        "zh-CN": "看起来只取了分数最大的那一行 V；attention 的输出是所有 V 行按权重的"
+        "加权和，而不是只挑一个。",
+        "en": "It looks like you took only the V row with the largest score; the "
+        "output is a weighted sum of all V rows, not a single pick.",
+    },
+    "transposed": {
+        "zh-CN": "数值是对的，但行列转置了：每一行对应一个 query，列对应 key（或特征）。",
+        "en": "The numbers are right but transposed: each row belongs to a query, "
+        "the columns to keys (or features).",
+    },
+    "k_not_transposed": {
+        "zh-CN": "看起来用的是 K 而不是 Kᵀ：分数是 QKᵀ，也就是每个 query 与每个 key "
+        "做点积。",
+        "en": "It looks like K was used where Kᵀ was needed: the scores are QKᵀ, "
+        "the dot product of every query with every key.",
+    },
+}
+
+_EXACT_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class FormatError:
+    """An answer that could not be read; it is not an attempt and costs nothing."""
+
+    quantity: str
+    message: Mapping[str, str]
+    row: int | None = None
+    col: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable view."""
+        return {"quantity": self.quantity, "row": self.row, "col": self.col,
+                "message": dict(self.message)}
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How one asked quantity was graded."""
+
+    name: str
+    answered: bool
+    correct: bool
+    score: float
+    ok: Any = None
+    consistent_with_previous: bool | None = None
+    shape_error: Mapping[str, str] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable view."""
+        return {
+            "name": self.name,
+            "answered": self.answered,
+            "correct": self.correct,
+            "score": self.score,
+            "ok": self.ok,
+            "consistent_with_previous": self.consistent_with_previous,
+            "shape_error": dict(self.shape_error) if self.shape_error else None,
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grade of one submission: per step, overall, and the diagnosis."""
+
+    correct: bool
+    score: float
+    steps: tuple[StepResult, ...]
+    misconception: str | None
+    misconception_step: str | None
+    feedback: Mapping[str, str]
+    format_errors: tuple[FormatError, ...]
+
+    @property
+    def attempt(self) -> bool:
+        """False when a format error means the submission should not count."""
+        return not self.format_errors
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable view."""
+        return {
+            "correct": self.correct,
+            "score": self.score,
+            "attempt": self.attempt,
+            "steps": [s.to_dict() for s in self.steps],
+            "misconception": self.misconception,
+            "misconception_step": self.misconception_step,
+            "feedback": dict(self.feedback),
+            "format_errors": [e.to_dict() for e in self.format_errors],
+        }
+
+
+# ---------------------------------------------------------------------------
+# Reading answers.
+
+
+def _size(shape: tuple[int, ...]) -> str:
+    return "×".join(str(n) for n in shape) if shape else "1"
+
+
+def parse_answer(
+    value: Any, expected_shape: tuple[int, ...], *, name: str = "answer",
+    number=parse_value,
+) -> np.ndarray | FormatError:
+    """Read a typed or JSON answer into an array of the expected shape.
+
+    A single row or column is accepted either way round for a vector; a matrix
+    typed transposed is returned as typed (the grader says so); any other
+    shape, or text that is not a matrix, gives a `FormatError`.
+    """
+    expected_shape = tuple(expected_shape)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiu":
+        array = value.astype(np.float64)
+        if not expected_shape and array.size == 1:
+            return array.reshape(())
+    elif not expected_shape:
+        return _parse_scalar(value, name, number)
+    else:
+        try:
+            array = parse_matrix(value, name, number, width=expected_shape[-1])
+        except MatrixFormatError as exc:
+            return FormatError(name, exc.messages, exc.row, exc.col)
+        except RecursionError:
+            return FormatError(name, {"zh-CN": f"{name}：嵌套太深，无法读取",
+                                      "en": f"{name}: nested too deeply to read"})
+    return _fit_shape(array, expected_shape, name)
+
+
+def _parse_scalar(value: Any, name: str, number) -> np.ndarray | FormatError:
+    if isinstance(value, str) and not value.lstrip().startswith("["):
+        try:
+            return np.array(number(value))
+        except ExpressionError as exc:
+            return FormatError(name, {
+                "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字（{exc.messages['zh-CN']}）",
+                "en": f"{name}: {value.strip()[:40]!r} is not a number "
+                      f"({exc.messages['en']})",
+            })
+        except (ValueError, TypeError, OverflowError):
+            return FormatError(name, {
+                "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字",
+                "en": f"{name}: {value.strip()[:40]!r} is not a number",
+            })
+    try:
+        array = parse_matrix(value, name, number)
+    except MatrixFormatError as exc:
+        return FormatError(name, exc.messages, exc.row, exc.col)
+    except RecursionError:
+        return FormatError(name, {"zh-CN": f"{name}：嵌套太深，无法读取",
+                                  "en": f"{name}: nested too deeply to read"})
+    if array.size != 1:
+        return FormatError(name, {
+            "zh-CN": f"{name}：这里要填一个数，却得到 {_size(array.shape)} 个",
+            "en": f"{name}: expected a single number, got {_size(array.shape)} values",
+        })
+    return array.reshape(())
+
+
+def _fit_shape(array: np.ndarray, expected: tuple[int, ...],
+               name: str) -> np.ndarray | FormatError:
+    if array.shape == expected:
+        return array
+    if not expected:
+        if array.size == 1:
+            return array.reshape(())
+    elif len(expected) == 2 and 1 in expected and array.size == max(expected) \
+            and 1 in array.shape:
+        return array.reshape(expected)  # a vector typed as a row or a column
+    elif array.shape == expected[::-1]:
+        return array  # transposed: graded, and the grader says so
+    return FormatError(name, {
+        "zh-CN": f"{name}：应当是 {_size(expected)}（{_rows_of(expected, 'zh-CN')}），"
+                 f"却得到 {_size(array.shape)}",
+        "en": f"{name}: expected {_size(expected)} ({_rows_of(expected, 'en')}), "
+              f"got {_size(array.shape)}",
+    })
+
+
+def _rows_of(shape: tuple[int, ...], lang: str) -> str:
+    if len(shape) != 2:
+        return "一个数" if lang == "zh-CN" else "one number"
+    rows, cols = shape
+    if lang == "zh-CN":
+        return f"{rows} 行，每行 {cols} 个数"
+    return f"{rows} row{'s' if rows != 1 else ''} of {cols}"
+
+
+_AXIS_ALIASES = {
+    "batch": ("batch", "b", "bs", "batch_size", "样本", "批"),
+    "heads": ("heads", "head", "h", "n_heads", "num_heads", "头", "头数"),
+    "Tq": ("tq", "t_q", "lq", "query", "queries", "query长度", "q长度"),
+    "Tk": ("tk", "t_k", "lk", "key", "keys", "key长度", "k长度"),
+    "d": ("d", "dk", "d_k", "head_dim", "dim"),
+    "dv": ("dv", "d_v"),
+}
+_ALIAS_TO_AXIS = {alias: axis for axis, names in _AXIS_ALIASES.items()
+                  for alias in names}
+
+
+def _parse_shape(value: Any, ask: Ask, sizes: Mapping[str, int]
+                 ) -> np.ndarray | FormatError:
+    expected = ask.shape[0]
+    if isinstance(value, (list, tuple, np.ndarray)):
+        tokens = [str(t) for t in (value.tolist() if isinstance(value, np.ndarray)
+                                   else value)]
+    else:
+        text = normalize_text(str(value)).strip().lower()
+        tokens = [t for t in re.split(r"[\s,;×x*()\[\]]+", text) if t]
+    numbers = []
+    for position, token in enumerate(tokens, start=1):
+        token = token.strip().lower()
+        axis = _ALIAS_TO_AXIS.get(token)
+        if axis is not None and axis in sizes:
+            numbers.append(float(sizes[axis]))
+            continue
+        try:
+            number = float(token)
+        except ValueError:
+            number = math.nan
+        if not number.is_integer() or number < 1:
+            return FormatError(ask.name, {
+                "zh-CN": f"{ask.name}：第 {position} 个维度“{token}”不是正整数，也不是"
+                         "轴名（batch、heads、Tq、Tk、d、dv）",
+                "en": f"{ask.name}: dimension {position}, {token!r}, is neither a "
+                      "positive whole number nor an axis name (batch, heads, Tq, Tk, "
+                      "d, dv)",
+            }, None, position)
+        numbers.append(number)
+    if len(numbers) != expected:
+        return FormatError(ask.name, {
+            "zh-CN": f"{ask.name}：形状应当有 {expected} 个维度，例如 [2, 8, 5, 7]；"
+                     f"却得到 {len(numbers)} 个",
+            "en": f"{ask.name}: a shape here has {expected} dimensions, e.g. "
+                  f"[2, 8, 5, 7]; got {len(numbers)}",
+        })
+    return np.array(numbers)
+
+
+def _parse_choice(value: Any, ask: Ask) -> np.ndarray | FormatError:
+    text = normalize_text(str(value)).strip().lower()
+    for index, choice in enumerate(ask.choices):
+        spellings = {choice.value.lower(), *(s.lower() for s in choice.label.values())}
+        spellings.update(_AXIS_ALIASES.get(choice.value, ()))
+        if text in spellings:
+            return np.array(float(index))
+    options = ", ".join(c.value for c in ask.choices)
+    return FormatError(ask.name, {
+        "zh-CN": f"{ask.name}：“{text[:40]}”不是选项之一；可选：{options}",
+        "en": f"{ask.name}: {text[:40]!r} is not one of the options: {options}",
+    })
+
+
+def _parse_for(problem: Problem, ask: Ask, value: Any) -> np.ndarray | FormatError:
+    try:
+        if ask.format == "choice":
+            return _parse_choice(value, ask)
+        if ask.format == "shape":
+            return _parse_shape(value, ask, problem.context.get("sizes", {}))
+        if ask.format == "boolean_matrix":
+            return parse_answer(value, ask.shape, name=ask.name, number=parse_flag)
+        return parse_answer(value, ask.shape, name=ask.name)
+    except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
+        # A last guard: whatever was typed, grading answers with a message.
+        return FormatError(ask.name, {"zh-CN": f"{ask.name}：无法读取（{exc}）",
+                                      "en": f"{ask.name}: cannot be read ({exc})"})
+
+
+def _blank(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, (list, tuple)):
+        return len(value) == 0
+    return False
+
+
+# ---------------------------------------------------------------------------
+# Error carried forward: what a step should be, given the learner's own
+# earlier answers.
+
+
+def _derive(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
+            ) -> np.ndarray | None:
+    op, *sources = ask.derive
+    if any(s not in parsed for s in sources):
+        return None
+    first = parsed[sources[0]]
+    if op == "softmax":
+        return softmax_rows(first) if first.ndim == 2 else None
+    if op == "matmul_v":
+        v = problem.context["V"]
+        return matmul(first, v) if first.ndim == 2 and first.shape[1] == v.shape[0] \
+            else None
+    if op == "mask_scores":
+        raw = problem.context["raw_scores"]
+        return np.where(first > 0.5, raw, -np.inf) if first.shape == raw.shape \
+            else None
+    if op == "same_shape":
+        return first
+    if op == "output_shape":
+        return np.concatenate([first[:-1], [float(problem.context["dv"])]])
+    if op == "sharper":
+        with np.errstate(all="ignore"):
+            peaks = [np.nanmax(parsed[s]) if not np.isnan(parsed[s]).all()
+                     else math.nan for s in sources]
+        if any(math.isnan(p) for p in peaks) or abs(peaks[0] - peaks[1]) <= \
+                problem.tolerance:
+            return None
+        return np.array(0.0 if peaks[0] > peaks[1] else 1.0)
+    raise ValueError(f"unknown derivation {op!r}")  # pragma: no cover
+
+
+def _variants(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
+              ) -> dict[str, np.ndarray]:
+    """Each mistake applied to the learner's own previous step."""
+    op, *sources = ask.derive
+    known = set(problem.misconceptions)
+    if any(s not in parsed for s in sources) or parsed[sources[0]].ndim != 2:
+        return {}
+    previous = parsed[sources[0]]
+    out: dict[str, np.ndarray] = {}
+    if op == "softmax":
+        makers = {
+            "softmax_over_queries": softmax_columns,
+            "no_softmax": scores_as_weights,
+            "unnormalized_exp": unnormalized_exp,
+            "hard_argmax": argmax_weights,
+        }
+        for name, make in makers.items():
+            if name in known:
+                out[name] = make(previous)
+        visible = problem.context.get("visible")
+        if "mask_after_softmax" in known and visible is not None \
+                and visible.shape == previous.shape:
+            out["mask_after_softmax"] = softmax_rows(previous) * visible
+    elif op == "matmul_v" and "hard_argmax" in known:
+        v = problem.context["V"]
+        if previous.shape[1] == v.shape[0]:
+            out["hard_argmax"] = matmul(argmax_weights(previous), v)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Grading.
+
+
+@dataclass
+class _Step:
+    ask: Ask
+    value: np.ndarray | None
+    result: StepResult
+    matches: np.ndarray | None  # per pipeline (problem order): answer matches it
+
+
+def grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
+    """Grade the learner's answers (name → text, JSON list or number)."""
+    format_errors: list[FormatError] = []
+    if not isinstance(answers, Mapping):
+        answers = {}
+        format_errors.append(FormatError("answers", {
+            "zh-CN": "答案应当是“名称 → 值”的对应表，例如 {\"S\": \"[[1, 0]]\"}",
+            "en": "answers must map each quantity's name to a value, e.g. "
+                  "{\"S\": \"[[1, 0]]\"}",
+        }))
+    names = [a.name for a in problem.ask]
+    for key in answers:
+        if key not in names:
+            format_errors.append(FormatError(str(key), {
+                "zh-CN": f"这道题没有“{key}”；要填的是：{'、'.join(names)}",
+                "en": f"this problem has no quantity {key!r}; it asks for "
+                      f"{', '.join(names)}",
+            }))
+    parsed: dict[str, np.ndarray] = {}
+    for ask in problem.ask:
+        raw = answers.get(ask.name)
+        if _blank(raw):
+            continue
+        value = _parse_for(problem, ask, raw)
+        if isinstance(value, FormatError):
+            format_errors.append(value)
+        else:
+            parsed[ask.name] = value
+
+    names_all = (*problem.names, *problem.virtual)
+    steps = [_grade_step(problem, ask, parsed, names_all) for ask in problem.ask]
+    misconception, where = (None, None) if format_errors else _diagnose(
+        problem, steps, parsed, names_all)
+    score = float(sum(s.result.score for s in steps) / len(steps))
+    correct = not format_errors and all(s.result.correct for s in steps)
+    feedback = _feedback(problem, steps, misconception, where, format_errors)
+    return Verdict(
+        correct=correct,
+        score=1.0 if correct else min(score, 1.0),
+        steps=tuple(s.result for s in steps),
+        misconception=misconception,
+        misconception_step=where,
+        feedback=feedback,
+        format_errors=tuple(format_errors),
+    )
+
+
+def _grade_step(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray],
+                names_all: tuple[str, ...]) -> _Step:
+    x = parsed.get(ask.name)
+    if x is None:
+        return _Step(ask, None, StepResult(ask.name, False, False, 0.0), None)
+    truth = problem.answer[ask.name]
+    tolerance = _EXACT_TOLERANCE if ask.exact else problem.tolerance
+    derived = _derive(problem, ask, parsed) if ask.derive else None
+    matches = np.zeros(len(names_all), dtype=bool)
+    if problem.virtual:  # only "transposed" is checked outside the stacks
+        mirrored = truth.T if ask.transposable else truth
+        if x.shape == mirrored.shape:
+            matches[-1] = bool(close(x, mirrored, tolerance).all())
+    consistent = None
+    if derived is not None:
+        consistent = derived.shape == x.shape and bool(
+            close(x, derived, tolerance).all())
+    if x.shape != truth.shape:
+        message = {
+            "zh-CN": f"{ask.label['zh-CN']}应当是 {_size(truth.shape)}，却得到 "
+                     f"{_size(x.shape)}——是不是写成转置了？",
+            "en": f"{ask.label['en']}: expected {_size(truth.shape)}, got "
+                  f"{_size(x.shape)} — transposed?",
+        }
+        result = StepResult(ask.name, True, False, 1.0 if consistent else 0.0,
+                            None, consistent, message)
+        return _Step(ask, x, result, matches)
+    ok = close(x, truth, tolerance)
+    correct = bool(ok.all())
+    if derived is not None and derived.shape == x.shape:
+        ok = ok | close(x, derived, tolerance)
+    stack = problem.stacks[ask.name]
+    matches[: len(stack)] = close(x[None], stack, tolerance).reshape(len(stack), -1
+                                                                      ).all(axis=1)
+    if correct or consistent:
+        score = 1.0
+    elif ask.format == "choice":
+        score = 0.0
+    else:
+        score = float(ok.mean())
+    shown = ok.tolist() if ok.ndim else bool(ok)
+    result = StepResult(ask.name, True, correct, score, shown, consistent)
+    return _Step(ask, x, result, matches)
+
+
+def _diagnose(problem: Problem, steps: list[_Step], parsed, names_all
+              ) -> tuple[str | None, str | None]:
+    """Name the mistake behind the first wrong step, or one made after it."""
+    wrong = [i for i, s in enumerate(steps) if s.result.answered and not
+             s.result.correct]
+    if not wrong:
+        return None, None
+    first = wrong[0]
+    table = np.array([s.matches if s.matches is not None
+                      else np.zeros(len(names_all), dtype=bool) for s in steps])
+    candidates = table[first].copy()
+    candidates[0] = False  # "correct"
+    if candidates.any():
+        counts = table.sum(axis=0)
+        best = max(np.flatnonzero(candidates),
+                   key=lambda i: (counts[i], -RANK[names_all[i]]))
+        return names_all[best], steps[first].ask.name
+    # No whole pipeline explains it: look for a mistake made on top of the
+    # learner's own earlier (wrong) numbers.
+    for i in wrong:
+        step = steps[i]
+        if step.ask.derive is None or step.result.consistent_with_previous:
+            continue
+        tolerance = problem.tolerance
+        for name, value in _variants(problem, step.ask, parsed).items():
+            if value.shape == step.value.shape and close(
+                    step.value, value, tolerance).all():
+                return name, step.ask.name
+        derived = _derive(problem, step.ask, parsed)
+        if step.ask.transposable and derived is not None and \
+                derived.T.shape == step.value.shape and \
+                "transposed" in problem.misconceptions and \
+                close(step.value, derived.T, tolerance).all():
+            return "transposed", step.ask.name
+    return None, None
+
+
+def _feedback(problem: Problem, steps: list[_Step], misconception: str | None,
+              where: str | None, format_errors: list[FormatError]
+              ) -> dict[str, str]:
+    if format_errors:
+        first = format_errors[0].message
+        return {
+            "zh-CN": f"{first['zh-CN']}。这次不算作答，改好格式再提交即可。",
+            "en": f"{first['en']}. This does not count as an attempt; fix the format "
+                  "and submit again.",
+        }
+    if all(s.result.correct for s in steps):
+        return {"zh-CN": "全部正确：每一步都在允许的误差之内。",
+                "en": "All correct: every step is within the tolerance."}
+    if not any(s.result.answered for s in steps):
+        return {"zh-CN": "还没有填写任何答案。", "en": "Nothing has been answered yet."}
+    first = next(s for s in steps if not s.result.correct)
+    label = first.ask.label
+    if not first.result.answered:
+        return {"zh-CN": f"{label['zh-CN']}还没有填写。",
+                "en": f"The {label['en']} is not answered yet."}
+    if first.result.shape_error and misconception != "transposed":
+        opening = dict(first.result.shape_error)
+    elif misconception is not None and where == first.ask.name:
+        explanation = MISCONCEPTIONS[misconception]
+        opening = {"zh-CN": f"{label['zh-CN']}不对。{explanation['zh-CN']}",
+                   "en": f"The {label['en']} is off. {explanation['en']}"}
+    elif first.ask.format == "choice":
+        opening = {"zh-CN": f"{label['zh-CN']}选错了。",
+                   "en": f"The answer to “{label['en']}” is not right."}
+    else:
+        total = int(np.size(first.result.ok)) if first.result.ok is not None else 0
+        bad = total - int(np.sum(first.result.ok)) if total else 0
+        opening = {
+            "zh-CN": f"第一个出错的步骤是{label['zh-CN']}：{bad}/{total} 个格子超出了允许"
+                     "的误差，请重新检查这一步。",
+            "en": f"The first wrong step is the {label['en']}: {bad} of {total} cells "
+                  "are outside the tolerance; recheck that step.",
+        }
+    later = steps[steps.index(first) + 1:]
+    if misconception is not None and where != first.ask.name:
+        explanation = MISCONCEPTIONS[misconception]
+        other = problem.asked(where).label
+        closing = {"zh-CN": f"另外，{other['zh-CN']}：{explanation['zh-CN']}",
+                   "en": f"Also, in the {other['en']}: {explanation['en']}"}
+    elif any(s.result.consistent_with_previous and not s.result.correct
+             for s in later):
+        closing = {
+            "zh-CN": f"后面的步骤与你自己算出的{label['zh-CN']}前后一致，已经给分。",
+            "en": f"Your later steps follow correctly from your own {label['en']} "
+                  "and earn their credit.",
+        }
+    else:
+        return opening
+    return {lang: f"{opening[lang]} {closing[lang]}".strip() for lang in opening}

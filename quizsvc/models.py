@@ -1,0 +1,472 @@
+"""The database schema: SQLAlchemy 2 typed ORM models.
+
+Every change to these classes needs an Alembic revision in `migrations/versions/`
+(tests/test_migrations.py fails when the two drift apart).
+
+Conventions:
+- Timestamps are `UTCDateTime`: stored as UTC, returned timezone-aware in UTC; a
+  naive datetime is refused rather than guessed at.
+- Bilingual text is a JSON mapping `{"zh-CN": ..., "en": ...}`.
+- Content synced from the question bank (lessons, skills, items) is keyed by the
+  bank's stable string ids and is retired (`retired_at`), never deleted, so the
+  review history that points at it stays whole.
+- Reviews are an append-only log; cards hold the current FSRS state derived
+  from it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    event,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+# Stable constraint names, so migrations can refer to (and drop) them by name on
+# every backend.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+ROLES = ("learner", "teacher", "admin")
+CLASS_ROLES = ("learner", "teacher")
+LANGUAGES = ("zh-CN", "en")
+ITEM_TYPES = ("choice", "numeric", "cloze", "recall", "ordering", "generated")
+RATING_SOURCES = ("graded", "learner")
+# Card states: py-fsrs's Learning / Review / Relearning, plus 0 for a card that
+# exists but has never been answered.
+STATE_NEW, STATE_LEARNING, STATE_REVIEW, STATE_RELEARNING = 0, 1, 2, 3
+
+
+def utcnow() -> datetime:
+    """Return the current time, timezone-aware in UTC."""
+    return datetime.now(UTC)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp stored as UTC and always returned timezone-aware."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError(f"naive datetime {value!r}: pass a timezone-aware one")
+        value = value.astimezone(UTC)
+        # SQLite has no time zone type; every stored value is UTC, so the text
+        # form drops the offset and sorts correctly as text.
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with the naming convention and UTC timestamps."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON}
+
+
+# --- accounts ---------------------------------------------------------------
+
+
+class User(Base):
+    """A learner, teacher or administrator."""
+
+    __tablename__ = "users"
+    __table_args__ = (
+        CheckConstraint(_in("role", ROLES), name="role"),
+        CheckConstraint(_in("locale", LANGUAGES), name="locale"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    display_name: Mapped[str | None] = mapped_column(String(128))
+    # None: the account cannot sign in with a password (e.g. demo learners).
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16), default="learner")
+    locale: Mapped[str] = mapped_column(String(8), default="zh-CN")
+    timezone: Mapped[str] = mapped_column(String(64), default="Asia/Shanghai")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    settings: Mapped[LearnerSettings | None] = relationship(
+        back_populates="user", cascade="all, delete-orphan"
+    )
+    memberships: Mapped[list[Membership]] = relationship(
+        back_populates="user", cascade="all, delete-orphan"
+    )
+
+    def __repr__(self) -> str:
+        return f"<User {self.id} {self.username!r} {self.role}>"
+
+
+class ApiToken(Base):
+    """A personal API token; only a hash of the secret is stored."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(100))
+    token_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
+
+    user: Mapped[User] = relationship()
+
+
+class Classroom(Base):
+    """A class: a group of learners and the teachers who follow them."""
+
+    __tablename__ = "classes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    memberships: Mapped[list[Membership]] = relationship(
+        back_populates="classroom", cascade="all, delete-orphan"
+    )
+
+
+class Membership(Base):
+    """A user's place in a class, as learner or teacher."""
+
+    __tablename__ = "memberships"
+    __table_args__ = (
+        UniqueConstraint("class_id", "user_id"),
+        CheckConstraint(_in("role", CLASS_ROLES), name="role"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    role: Mapped[str] = mapped_column(String(16), default="learner")
+    joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    classroom: Mapped[Classroom] = relationship(back_populates="memberships")
+    user: Mapped[User] = relationship(back_populates="memberships")
+
+
+# --- content synced from the question bank ----------------------------------
+
+
+class Lesson(Base):
+    """A lesson of the bank, with the lessons it builds on."""
+
+    __tablename__ = "lessons"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    number: Mapped[int]
+    title: Mapped[dict[str, Any]]
+    summary: Mapped[dict[str, Any]]
+    # Lesson ids; a prerequisite missing from the bank cannot be checked and
+    # is ignored by the queue.
+    prerequisites: Mapped[list[str]] = mapped_column(JSON)
+    position: Mapped[int]
+    content_hash: Mapped[str] = mapped_column(String(64))
+    synced_at: Mapped[datetime]
+    retired_at: Mapped[datetime | None]
+
+
+class Skill(Base):
+    """One thing a learner can do, in its order within the lesson."""
+
+    __tablename__ = "skills"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(ForeignKey("lessons.id"), index=True)
+    position: Mapped[int]
+    title: Mapped[dict[str, Any]]
+    can_do: Mapped[dict[str, Any]]
+    content_hash: Mapped[str] = mapped_column(String(64))
+    synced_at: Mapped[datetime]
+    retired_at: Mapped[datetime | None]
+
+
+class Item(Base):
+    """A bank question (or generated-problem template) that learners review."""
+
+    __tablename__ = "items"
+    __table_args__ = (CheckConstraint(_in("type", ITEM_TYPES), name="type"),)
+
+    id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    lesson_id: Mapped[str] = mapped_column(ForeignKey("lessons.id"), index=True)
+    type: Mapped[str] = mapped_column(String(16))
+    difficulty: Mapped[int | None]
+    # The question's order in the bank: new items are introduced in it.
+    position: Mapped[int]
+    # Everything the bank knows about the question (Question.to_dict()).
+    content: Mapped[dict[str, Any]]
+    content_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    updated_at: Mapped[datetime]
+    retired_at: Mapped[datetime | None]
+
+    skill_links: Mapped[list[ItemSkill]] = relationship(
+        back_populates="item",
+        cascade="all, delete-orphan",
+        order_by="ItemSkill.position",
+    )
+
+    @property
+    def skill_ids(self) -> list[str]:
+        """The item's skills, the primary one first."""
+        return [link.skill_id for link in self.skill_links]
+
+
+class ItemSkill(Base):
+    """Which skills an item exercises; position 0 is its primary skill."""
+
+    __tablename__ = "item_skills"
+
+    item_id: Mapped[str] = mapped_column(
+        ForeignKey("items.id", ondelete="CASCADE"), primary_key=True
+    )
+    skill_id: Mapped[str] = mapped_column(
+        ForeignKey("skills.id"), primary_key=True, index=True
+    )
+    position: Mapped[int]
+
+    item: Mapped[Item] = relationship(back_populates="skill_links")
+
+
+# --- each learner's record ---------------------------------------------------
+
+
+class Card(Base):
+    """One learner's memory of one item: the current FSRS state."""
+
+    __tablename__ = "cards"
+    __table_args__ = (
+        UniqueConstraint("user_id", "item_id"),
+        CheckConstraint("state BETWEEN 0 AND 3", name="state"),
+        Index(None, "user_id", "due"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
+    state: Mapped[int] = mapped_column(SmallInteger, default=STATE_NEW)
+    # The learning or relearning step; None in the Review state.
+    step: Mapped[int | None]
+    stability: Mapped[float | None]
+    difficulty: Mapped[float | None]
+    due: Mapped[datetime]
+    last_review: Mapped[datetime | None]
+    reps: Mapped[int] = mapped_column(default=0)
+    lapses: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    item: Mapped[Item] = relationship()
+
+
+class Review(Base):
+    """One answer, as it happened: the append-only review log."""
+
+    __tablename__ = "reviews"
+    __table_args__ = (
+        # A retried request carries the same key and must not store twice.
+        UniqueConstraint("user_id", "idempotency_key"),
+        CheckConstraint("rating BETWEEN 1 AND 4", name="rating"),
+        CheckConstraint(_in("rating_source", RATING_SOURCES), name="rating_source"),
+        CheckConstraint("score IS NULL OR (score >= 0 AND score <= 1)", name="score"),
+        CheckConstraint("duration_ms IS NULL OR duration_ms >= 0", name="duration"),
+        Index(None, "user_id", "reviewed_at"),
+        Index(None, "card_id", "reviewed_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
+    card_id: Mapped[int] = mapped_column(ForeignKey("cards.id", ondelete="CASCADE"))
+    reviewed_at: Mapped[datetime]
+    rating: Mapped[int] = mapped_column(SmallInteger)
+    # "graded": derived from an auto-graded answer; "learner": self-rated recall.
+    rating_source: Mapped[str] = mapped_column(String(8))
+    correct: Mapped[bool]
+    score: Mapped[float | None]
+    duration_ms: Mapped[int | None]
+    answer_text: Mapped[str | None] = mapped_column(Text)
+    hint_used: Mapped[bool] = mapped_column(default=False)
+    problem_kind: Mapped[str | None] = mapped_column(String(64))
+    problem_seed: Mapped[int | None] = mapped_column(BigInteger)
+    problem_level: Mapped[int | None] = mapped_column(SmallInteger)
+    misconception: Mapped[str | None] = mapped_column(String(64))
+    idempotency_key: Mapped[str | None] = mapped_column(String(128))
+    # What the scheduler decided, so a retried request can be answered with the
+    # first result and exports show the schedule as it was.
+    state_before: Mapped[int] = mapped_column(SmallInteger)
+    state_after: Mapped[int] = mapped_column(SmallInteger)
+    stability_after: Mapped[float | None]
+    difficulty_after: Mapped[float | None]
+    due_after: Mapped[datetime]
+
+    item: Mapped[Item] = relationship()
+    explanation: Mapped[Explanation | None] = relationship(back_populates="review")
+
+
+@event.listens_for(Review, "before_update")
+def _reviews_are_append_only(_mapper: Any, _connection: Any, review: Review) -> None:
+    raise ValueError(f"review {review.id} is part of the append-only log")
+
+
+class Explanation(Base):
+    """What a learner wrote about a wrong closed-book answer."""
+
+    __tablename__ = "explanations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    review_id: Mapped[int] = mapped_column(
+        ForeignKey("reviews.id", ondelete="CASCADE"), unique=True
+    )
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    body: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    review: Mapped[Review] = relationship(back_populates="explanation")
+
+
+class SelfAssessment(Base):
+    """A learner's own rating of a skill at one moment (a history, not a state)."""
+
+    __tablename__ = "self_assessments"
+    __table_args__ = (
+        CheckConstraint("level BETWEEN 0 AND 3", name="level"),
+        Index(None, "user_id", "skill_id", "assessed_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    skill_id: Mapped[str] = mapped_column(ForeignKey("skills.id"), index=True)
+    level: Mapped[int] = mapped_column(SmallInteger)
+    note: Mapped[str | None] = mapped_column(Text)
+    assessed_at: Mapped[datetime]
+
+
+class LearnerSettings(Base):
+    """How a learner's daily queue is built and scheduled."""
+
+    __tablename__ = "learner_settings"
+    __table_args__ = (
+        CheckConstraint(
+            "desired_retention >= 0.7 AND desired_retention <= 0.99",
+            name="desired_retention",
+        ),
+        CheckConstraint("new_per_day >= 0", name="new_per_day"),
+        CheckConstraint("reviews_per_day >= 0", name="reviews_per_day"),
+        CheckConstraint("rollover_hour BETWEEN 0 AND 23", name="rollover_hour"),
+        CheckConstraint(_in("language", LANGUAGES), name="language"),
+    )
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    desired_retention: Mapped[float] = mapped_column(default=0.9)
+    new_per_day: Mapped[int] = mapped_column(default=10)
+    reviews_per_day: Mapped[int] = mapped_column(default=100)
+    # The learner's day starts at this local hour (like Anki's "next day starts at").
+    rollover_hour: Mapped[int] = mapped_column(default=4)
+    # The time zone the queue uses; starts as the user's profile time zone.
+    timezone: Mapped[str] = mapped_column(String(64))
+    # Recall items offer Pass/Fail (Good/Again) instead of four buttons.
+    two_button_mode: Mapped[bool] = mapped_column(default=False)
+    language: Mapped[str] = mapped_column(String(8), default="zh-CN")
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    user: Mapped[User] = relationship(back_populates="settings")
+
+
+class FsrsParameters(Base):
+    """FSRS parameters fitted for one learner, adopted or not (a history)."""
+
+    __tablename__ = "fsrs_parameters"
+    __table_args__ = (Index(None, "user_id", "fitted_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    parameters: Mapped[list[float]] = mapped_column(JSON)
+    fitted_at: Mapped[datetime]
+    # How many of the learner's reviews the fit saw.
+    review_count: Mapped[int]
+    # Log loss on the learner's most recent reviews, which the fit did not see.
+    log_loss_current: Mapped[float | None]
+    log_loss_fitted: Mapped[float | None]
+    adopted: Mapped[bool]
+
+
+class OpenItem(Base):
+    """The item a learner has open in a drill (for the closed-book rule)."""
+
+    __tablename__ = "open_items"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    item_id: Mapped[str] = mapped_column(ForeignKey("items.id"), index=True)
+    opened_at: Mapped[datetime]
+    # For a generated item: which problem was shown, so it can be graded.
+    problem_kind: Mapped[str | None] = mapped_column(String(64))
+    problem_seed: Mapped[int | None] = mapped_column(BigInteger)
+    problem_level: Mapped[int | None] = mapped_column(SmallInteger)
+
+
+__all__ = [
+    "ApiToken",
+    "Base",
+    "Card",
+    "Classroom",
+    "Explanation",
+    "FsrsParameters",
+    "Item",
+    "ItemSkill",
+    "LearnerSettings",
+    "Lesson",
+    "Membership",
+    "OpenItem",
+    "Review",
+    "SelfAssessment",
+    "Skill",
+    "User",
+    "UTCDateTime",
+    "utcnow",
+]

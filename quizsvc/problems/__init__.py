@@ -1,0 +1,121 @@
+"""Randomized attention problems: `generate(kind, seed, level)` → `Problem`.
+
+The same (kind, seed, level) gives the identical problem everywhere. Each
+problem carries the engine's exact answers and, for every classic mistake that
+applies to it, the answers that mistake produces; a draw where two of these
+would be hard to tell apart is rejected and drawn again, so the grader's
+diagnosis always means something. Pure NumPy and standard library.
+"""
+
+from __future__ import annotations
+
+from quizsvc.problems.draws import Draws
+from quizsvc.problems.model import (
+    FORMATS,
+    Ask,
+    Choice,
+    Problem,
+    answer_to_json,
+)
+from quizsvc.problems.pipelines import (
+    MISCONCEPTION_NAMES,
+    RANK,
+    Degenerate,
+    require_distinct,
+)
+
+__all__ = [
+    "FORMATS",
+    "KINDS",
+    "LEVELS",
+    "MISCONCEPTION_NAMES",
+    "Ask",
+    "Choice",
+    "Problem",
+    "ProblemError",
+    "answer_to_json",
+    "generate",
+]
+
+LEVELS = (1, 2, 3)
+
+KINDS = {
+    "scores": "Compute the scores S = QKᵀ/√d (+ M) from Q, K and an optional mask.",
+    "softmax_row": "Turn one row of scores into attention weights.",
+    "weights": "Apply the softmax to each row of a score matrix S to get A.",
+    "output": "Multiply the weights A by the values V to get O = AV.",
+    "attention": "Compute S, A and O from Q, K and V, step by step.",
+    "causal": "Attention under a causal mask: which cells are visible, then S, A, O.",
+    "padding_mask": "Attention with a key-padding mask; a fully masked row is undefined.",
+    "shapes": "Shapes of S, A and O in a multi-head layer and what each product "
+    "contracts.",
+    "scale": "The factor head_dim**-0.5 and the spread √d of a dot product.",
+    "temperature": "Weights at two temperatures, and which distribution is sharper.",
+    "shift_invariance": "Adding a constant to a row of S leaves its softmax unchanged.",
+    "uniform": "Equal scores give weights 1/Tk and the mean of V's rows "
+    "(the lesson's exercise).",
+    "lesson_example": "The lesson's worked example, step by step (always the same).",
+}
+
+# A draw is rejected when some mistake would be diagnosable only by a hair;
+# with the ranges used this bound is never approached (see tests).
+MAX_DRAWS = 2_000
+
+
+class ProblemError(ValueError):
+    """The kind, seed or level is not one `generate` knows."""
+
+
+def generate(kind: str, seed: int, level: int = 1) -> Problem:
+    """Generate the problem of this kind for this seed and level."""
+    from quizsvc.problems.kinds import BUILDERS, LEVEL_SPECS
+
+    if kind not in KINDS:
+        raise ProblemError(
+            f"unknown problem kind {kind!r}; known kinds: {', '.join(KINDS)}"
+        )
+    if isinstance(level, bool) or level not in LEVELS:
+        raise ProblemError(f"level must be one of {LEVELS}; got {level!r}")
+    try:
+        draws = Draws(seed)
+    except (TypeError, ValueError) as exc:
+        raise ProblemError(str(exc)) from None
+    builder, spec = BUILDERS[kind], LEVEL_SPECS[level]
+    for _ in range(MAX_DRAWS):
+        try:
+            draft = builder(draws, spec)
+            return _finish(kind, int(seed), level, draft)
+        except Degenerate:
+            continue
+    raise RuntimeError(  # pragma: no cover - a bug in a builder's ranges
+        f"no usable {kind} problem in {MAX_DRAWS} draws for seed {seed}"
+    )
+
+
+def _finish(kind: str, seed: int, level: int, draft) -> Problem:
+    """Check that the mistakes are told apart, then freeze the problem."""
+    exact = {a.name for a in draft.ask if a.exact}
+    # Ten units of the last decimal: a learner within tolerance of one pipeline
+    # can never be within tolerance of another.
+    margin = 10.0 * 10.0**-draft.precision
+    margins = {a.name: (0.5 if a.name in exact else margin) for a in draft.ask}
+    runs = draft.runs
+    transposable = []
+    if draft.transposed and "transposed" not in runs.names:
+        transposable = [a.name for a in draft.ask if a.transposable]
+    require_distinct(runs.names, runs.values, margins, transposable)
+    for array in runs.values.values():
+        array.flags.writeable = False
+    return Problem(
+        kind=kind,
+        seed=seed,
+        level=level,
+        given=draft.given,
+        ask=draft.ask,
+        precision=draft.precision,
+        prompt=draft.prompt,
+        names=tuple(runs.names),
+        stacks=runs.values,
+        virtual=("transposed",) if transposable else (),
+        context={**draft.context, "rank": RANK},
+    )

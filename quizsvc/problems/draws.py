@@ -1,0 +1,71 @@
+"""Seeded random draws that give the same problem on every machine and NumPy.
+
+Only the raw 64-bit output of PCG64 is used: NumPy guarantees that stream for a
+given seed, while `Generator.integers` and friends may change their algorithms
+between releases. Integers come from the raw words by rejection sampling, so
+they are exactly uniform.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+import numpy as np
+from numpy.random import PCG64, Generator
+
+T = TypeVar("T")
+
+_TWO_64 = 1 << 64
+
+
+class Draws:
+    """Uniform integers, choices and coin flips from one seeded PCG64 stream."""
+
+    def __init__(self, seed: int):
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
+        if seed < 0:
+            raise ValueError(f"seed must be ≥ 0; got {seed}")
+        self._bits = Generator(PCG64(int(seed))).bit_generator
+
+    def integer(self, low: int, high: int) -> int:
+        """Return one integer in [low, high], both ends included."""
+        span = high - low + 1
+        # Words at or above `limit` would make small values more likely.
+        limit = _TWO_64 - _TWO_64 % span
+        while True:
+            word = self._bits.random_raw()
+            if word < limit:
+                return low + word % span
+
+    def integers(self, low: int, high: int, shape: tuple[int, ...]) -> np.ndarray:
+        """Return an int64 array of the given shape, entries in [low, high]."""
+        count = int(np.prod(shape))
+        span = high - low + 1
+        words = self._bits.random_raw(count)
+        if _TWO_64 % span:
+            limit = np.uint64(_TWO_64 - _TWO_64 % span)
+            bad = words >= limit
+            while bad.any():
+                words[bad] = self._bits.random_raw(int(bad.sum()))
+                bad = words >= limit
+        values = (words % np.uint64(span)).astype(np.int64) + low
+        return values.reshape(shape)
+
+    def choice(self, options: Sequence[T]) -> T:
+        """Return one of the options, each equally likely."""
+        return options[self.integer(0, len(options) - 1)]
+
+    def chance(self, probability: float) -> bool:
+        """Return True with the given probability."""
+        # 53 random bits make a double in [0, 1) exactly as NumPy does.
+        return (self._bits.random_raw() >> 11) * 2.0**-53 < probability
+
+    def sample(self, options: Sequence[T], count: int) -> list[T]:
+        """Return `count` distinct options in random order."""
+        pool = list(options)
+        for i in range(count):
+            j = self.integer(i, len(pool) - 1)
+            pool[i], pool[j] = pool[j], pool[i]
+        return pool[:count]

@@ -1,0 +1,66 @@
+"""State-changing and reporting functions over the database, for views and commands.
+
+Every function takes a SQLAlchemy `Session` first, may `flush()`, and never
+commits: the caller commits once per request or command (see quizsvc.db).
+Times are timezone-aware; `now=None` means the current UTC time. Bad input
+raises a `ServiceError` subclass whose `code` suits the JSON error contract.
+
+- users: `create_user(session, username, *, role="learner", ...) -> User`,
+  `find_user(session, username) -> User | None`.
+- settings: `load_settings(session, user) -> LearnerSettings` (stored or
+  defaults, not added), `get_or_create_settings(session, user)`,
+  `update_settings(session, user, **changes)`.
+- bank_sync: `sync_bank(session, bank, *, now=None) -> SyncReport`.
+- queue: `build_daily_queue(session, user, now=None) -> list[QueueEntry]`.
+- reviews: `record_answer(session, user, item_id, *, graded=None, self_rating=None,
+  duration_ms=None, answer_text=None, problem_kind=None, problem_seed=None,
+  problem_level=None, misconception=None, idempotency_key=None, now=None)
+  -> RecordResult`, `record_explanation(session, user, review_id, text, *, now=None)`,
+  `record_self_assessment(session, user, skill_id, level, *, note=None, now=None)`,
+  `open_item(session, user, item_id, *, problem=None, now=None)`,
+  `get_open_item(session, user)`, `close_open_item(session, user)`.
+- progress: `card_retrievability(session, user_ids, now=None) -> CardRetrievability`,
+  `skill_progress(session, user, now=None) -> list[SkillProgress]`.
+- parameters: `current_parameters(session, user) -> tuple[float, ...]`,
+  `optimize_learner(session, user, *, now=None, ...) -> OptimizationResult`,
+  `reschedule_learner(session, user, parameters) -> int`.
+- demo: `seed_demo_data(engine, *, learners, reviews, ...) -> DemoSummary`
+  (bulk, commits in chunks: for benchmarks and demos, not for requests).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+class ServiceError(Exception):
+    """A request the service cannot carry out; `code` names the reason."""
+
+    code = "invalid"
+
+
+class NotFound(ServiceError):
+    """The thing asked for does not exist (or is not the caller's)."""
+
+    code = "not_found"
+
+
+class InvalidInput(ServiceError, ValueError):
+    """The input breaks a rule; the message says which."""
+
+    code = "invalid_input"
+
+
+class Conflict(ServiceError):
+    """The request contradicts what is already stored."""
+
+    code = "conflict"
+
+
+def resolve_now(now: datetime | None) -> datetime:
+    """Return `now` in UTC (the current time when None); refuse naive datetimes."""
+    if now is None:
+        return datetime.now(UTC)
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise InvalidInput(f"naive datetime {now!r}: pass a timezone-aware one")
+    return now.astimezone(UTC)

@@ -1,0 +1,460 @@
+"""The daily closed-book drill, shared by the web pages and the JSON API.
+
+One item is open at a time. While it is open, its lesson note stays closed;
+after a wrong answer the learner first writes why, and only then are the
+explanation and the note link shown (the lesson's rule: "不要回看正文。答错后先
+解释原因,再重新打开这一课。"). The lock is derived from stored rows, not kept
+as extra state: the open item's note, and the note of any wrong review that
+has no explanation yet, are locked.
+
+- `current_step(session, user, now=None) -> DrillStep`: the open item (opening
+  the next one from the queue when none is), a pending explanation, or done.
+- `submit_answer(session, user, item_id, *, answer=None, rating=None, ...)
+  -> Submission`: grade, rate, record (idempotent by key), say what to show.
+- `reveal_model_answer(session, user, item_id)`: a recall item's model answer.
+- `explain(session, user, review_id, text)`: store why, unlock the explanation.
+- `locked_note_ids(session, user) -> set[str]`: notes the learner may not open.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from quizsvc import bank as bank_module
+from quizsvc import grading, problems, scheduling
+from quizsvc.models import Explanation, Item, OpenItem, Review, User
+from quizsvc.services import Conflict, InvalidInput, NotFound, resolve_now
+from quizsvc.services.queue import build_daily_queue
+from quizsvc.services.reviews import (
+    get_open_item,
+    open_item,
+    record_answer,
+    record_explanation,
+)
+from quizsvc.services.settings import load_settings
+
+MIN_EXPLANATION_CHARS = 5
+# Streaks are counted over at most this many past days (one query, bounded).
+STREAK_HORIZON_DAYS = 400
+# Generated problems in drills draw seeds from this range (fits a BIGINT and
+# stays readable in a permalink).
+SEED_LIMIT = 2**31
+
+
+class AnswerFormatError(InvalidInput):
+    """The answer could not be read; it is not an attempt and costs nothing."""
+
+    code = "format_error"
+
+    def __init__(self, messages: list[dict[str, str]]):
+        self.messages = messages
+        super().__init__(self.localized("en"))
+
+    def localized(self, lang: str) -> str:
+        """The messages in one language, joined."""
+        return " ".join(m.get(lang) or m.get("zh-CN", "") for m in self.messages)
+
+
+def question_of(item: Item) -> bank_module.Question:
+    """Rebuild the bank question stored (at sync time) in an item row."""
+    content = item.content
+    return bank_module.Question(
+        id=content["id"],
+        lesson_id=content["lesson_id"],
+        type=content["type"],
+        skills=tuple(content["skills"]),
+        prompt=content["prompt"],
+        explanation=content["explanation"],
+        lesson_note=content["lesson_note"],
+        difficulty=content.get("difficulty"),
+        data=content["data"],
+        content_hash=content["content_hash"],
+    )
+
+
+@dataclass(frozen=True)
+class OpenDrillItem:
+    """The item the learner is answering, as they may see it."""
+
+    item: Item
+    question: bank_module.Question
+    problem: problems.Problem | None
+    position: int
+    total: int
+
+    def public_dict(self, lang: str | None = None) -> dict[str, Any]:
+        """What the client may show: never the answer, never the note."""
+        public = self.question.public_dict(lang)
+        public.pop("id", None)
+        data: dict[str, Any] = {"item_id": self.item.id, **public,
+                                "note_id": self.question.lesson_note,
+                                "position": self.position, "total": self.total}
+        if self.problem is not None:
+            data["problem"] = self.problem.public_dict(lang)
+        return data
+
+
+@dataclass(frozen=True)
+class PendingExplanation:
+    """A wrong answer the learner has not yet explained."""
+
+    review: Review
+
+    def public_dict(self) -> dict[str, Any]:
+        return {"requires_explanation": True, "review_id": self.review.id,
+                "item_id": self.review.item_id}
+
+
+@dataclass(frozen=True)
+class Done:
+    """Nothing is due: when the next review comes due."""
+
+    next_due: datetime | None
+    reviewed_today: int
+
+    def public_dict(self) -> dict[str, Any]:
+        return {"done": True, "reviewed_today": self.reviewed_today,
+                "next_due": self.next_due.isoformat() if self.next_due else None}
+
+
+DrillStep = OpenDrillItem | PendingExplanation | Done
+
+
+def _day_bounds(session: Session, user: User, now: datetime) -> tuple[datetime, datetime]:
+    settings = load_settings(session, user)
+    return scheduling.learner_day(now, settings.timezone, settings.rollover_hour)
+
+
+def reviewed_today(session: Session, user: User, now: datetime | None = None) -> int:
+    """How many answers the learner recorded since their day began."""
+    now = resolve_now(now)
+    start, _end = _day_bounds(session, user, now)
+    return session.scalar(
+        select(func.count()).select_from(Review).where(
+            Review.user_id == user.id, Review.reviewed_at >= start)
+    ) or 0
+
+
+def learning_streak(session: Session, user: User, now: datetime | None = None) -> int:
+    """Consecutive learner days with at least one answer, up to today.
+
+    A streak still counts while today has no answer yet: it ends only when a
+    whole day passes without one.
+    """
+    now = resolve_now(now)
+    settings = load_settings(session, user)
+    start, _end = scheduling.learner_day(now, settings.timezone, settings.rollover_hour)
+    horizon = start - timedelta(days=STREAK_HORIZON_DAYS)
+    times = session.scalars(select(Review.reviewed_at).where(
+        Review.user_id == user.id, Review.reviewed_at >= horizon))
+    days = {(start - moment).days if moment < start else -1 for moment in times}
+    # `days` holds how many whole days before today's start each answer was:
+    # -1 is today, 0 yesterday, 1 the day before, ...
+    streak = 1 if -1 in days else 0
+    offset = 0
+    while offset in days:
+        streak += 1
+        offset += 1
+    return streak
+
+
+def opened_at(session: Session, user: User) -> datetime | None:
+    """When the learner opened the item they are answering."""
+    opened = get_open_item(session, user)
+    return opened.opened_at if opened is not None else None
+
+
+def pending_explanation(session: Session, user: User) -> Review | None:
+    """The learner's latest wrong answer, if it still lacks an explanation."""
+    latest = session.scalar(
+        select(Review).where(Review.user_id == user.id)
+        .order_by(Review.reviewed_at.desc(), Review.id.desc()).limit(1)
+    )
+    if latest is None or latest.correct or latest.explanation is not None:
+        return None
+    return latest
+
+
+def _next_due(session: Session, user: User) -> datetime | None:
+    from quizsvc.models import Card
+
+    return session.scalar(select(func.min(Card.due)).where(Card.user_id == user.id))
+
+
+def _problem_of(opened: OpenItem) -> problems.Problem | None:
+    if opened.problem_kind is None:
+        return None
+    return problems.generate(opened.problem_kind, int(opened.problem_seed),
+                             int(opened.problem_level))
+
+
+def _describe(session: Session, user: User, opened: OpenItem, now: datetime,
+              done_today: int, remaining: int) -> OpenDrillItem:
+    item = session.get(Item, opened.item_id)
+    return OpenDrillItem(item=item, question=question_of(item), problem=_problem_of(opened),
+                         position=done_today + 1, total=done_today + max(remaining, 1))
+
+
+def open_step(session: Session, user: User, now: datetime | None = None
+              ) -> OpenDrillItem | None:
+    """The item already open in the learner's drill, if any (opens nothing)."""
+    now = resolve_now(now)
+    opened = get_open_item(session, user)
+    if opened is None:
+        return None
+    remaining = len(build_daily_queue(session, user, now))
+    return _describe(session, user, opened, now, reviewed_today(session, user, now),
+                     remaining)
+
+
+def current_step(session: Session, user: User, now: datetime | None = None) -> DrillStep:
+    """Return what the drill shows now, opening the next queued item if needed."""
+    now = resolve_now(now)
+    already_open = open_step(session, user, now)
+    if already_open is not None:
+        return already_open
+    pending = pending_explanation(session, user)
+    if pending is not None:
+        return PendingExplanation(pending)
+    done_today = reviewed_today(session, user, now)
+    queue = build_daily_queue(session, user, now)
+    if not queue:
+        return Done(next_due=_next_due(session, user), reviewed_today=done_today)
+    entry = queue[0]
+    question = question_of(session.get(Item, entry.item_id))
+    problem_ref: dict[str, Any] = {}
+    if question.type == "generated":
+        problem_ref = {"problem_kind": question.data["kind"],
+                       "problem_seed": secrets.randbelow(SEED_LIMIT),
+                       "problem_level": int(question.data["level"])}
+    opened = open_item(session, user, entry.item_id, now=now, **problem_ref)
+    return _describe(session, user, opened, now, done_today, len(queue))
+
+
+@dataclass(frozen=True)
+class Submission:
+    """The outcome of one answer, and what the learner may see now."""
+
+    review: Review
+    question: bank_module.Question
+    verdict: dict[str, Any]
+    replayed: bool
+    next_due: datetime
+    problem: problems.Problem | None = None
+    grading_verdict: Any = field(default=None, compare=False)
+
+    @property
+    def requires_explanation(self) -> bool:
+        return not self.review.correct and self.review.explanation is None
+
+    def to_dict(self, lang: str | None = None) -> dict[str, Any]:
+        """The API view: the explanation and note only once they are unlocked."""
+        data: dict[str, Any] = {
+            "review_id": self.review.id,
+            "item_id": self.review.item_id,
+            "correct": self.review.correct,
+            "score": self.review.score,
+            "rating": scheduling.Rating(self.review.rating).name.lower(),
+            "verdict": redacted(self.verdict) if self.requires_explanation
+            else self.verdict,
+            "requires_explanation": self.requires_explanation,
+            "next_due": self.next_due.isoformat(),
+            "replayed": self.replayed,
+        }
+        if not self.requires_explanation:
+            data.update(reveal(self.question, lang))
+        return data
+
+
+# What a verdict may say before the learner has explained a wrong answer: which
+# parts were wrong, but not the right answer, nor why.
+_BEFORE_EXPLANATION = {"type", "correct", "score", "chosen", "wrong", "steps",
+                       "self_rating"}
+
+
+def redacted(verdict: dict[str, Any]) -> dict[str, Any]:
+    """Strip the answer and the explanations from a verdict."""
+    kept = {key: value for key, value in verdict.items() if key in _BEFORE_EXPLANATION}
+    if isinstance(verdict.get("detail"), dict):
+        kept.update({key: value for key, value in verdict["detail"].items()
+                     if key in _BEFORE_EXPLANATION})
+    return kept
+
+
+def reveal(question: bank_module.Question, lang: str | None = None) -> dict[str, Any]:
+    """The explanation, the model answer and the note id, for after an answer."""
+    pick = (lambda text: text) if lang is None else (
+        lambda text: text.get(lang) or text.get("zh-CN"))
+    data: dict[str, Any] = {"explanation": pick(question.explanation),
+                            "note_id": question.lesson_note}
+    if question.type == "recall":
+        data["model_answer"] = pick(question.data["model_answer"])
+        data["key_points"] = [pick(point) for point in question.data["key_points"]]
+    return data
+
+
+def _verdict_for(question: bank_module.Question, opened: OpenItem, answer: Any,
+                 rating: str | None, two_button: bool):
+    """Grade an answer: (GradedAnswer or None, self-rating or None, verdict, extras)."""
+    if question.type == "recall":
+        if rating is None:
+            raise InvalidInput("a recall item needs your own rating: "
+                               + ("pass or fail" if two_button else
+                                  "again, hard, good or easy"))
+        try:
+            scheduling.rate_recall(rating, two_button=two_button)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        return None, rating, {"type": "recall", "self_rating": rating.lower()}, {}
+    if answer is None or answer == "" or answer == {}:
+        raise AnswerFormatError([{"zh-CN": "请先填写答案。", "en": "Type an answer first."}])
+    if question.type == "generated":
+        problem = _problem_of(opened)
+        if not isinstance(answer, dict):
+            raise InvalidInput("a generated problem takes answers by name, e.g. "
+                               '{"S": "[[0.7071, 0]]"}')
+        verdict = grading.grade(problem, answer)
+        if verdict.format_errors:
+            raise AnswerFormatError([dict(e.message) for e in verdict.format_errors])
+        graded = scheduling.GradedAnswer(correct=verdict.correct,
+                                         score=float(verdict.score))
+        return graded, None, verdict.to_dict(), {
+            "problem": problem, "grading_verdict": verdict,
+            "misconception": verdict.misconception,
+            "problem_kind": problem.kind, "problem_seed": problem.seed,
+            "problem_level": problem.level}
+    check = bank_module.check_answer(question, answer)
+    if check.detail.get("invalid"):
+        raise AnswerFormatError([dict(check.detail["invalid"])])
+    graded = scheduling.GradedAnswer(correct=check.correct, score=float(check.score))
+    verdict = {"type": question.type, "correct": check.correct, "score": check.score,
+               "detail": check.detail}
+    named = check.detail.get("misconceptions") or [None]
+    return graded, None, verdict, {"misconception": named[0]}
+
+
+def _answer_text(answer: Any) -> str | None:
+    import json
+
+    if answer is None:
+        return None
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+
+
+def submit_answer(
+    session: Session,
+    user: User,
+    item_id: str,
+    *,
+    answer: Any = None,
+    rating: str | None = None,
+    duration_ms: int | None = None,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> Submission:
+    """Grade and record an answer to the open item (a repeated key replays)."""
+    now = resolve_now(now)
+    if idempotency_key is not None:
+        first = session.scalar(select(Review).where(
+            Review.user_id == user.id, Review.idempotency_key == idempotency_key))
+        if first is not None:
+            if first.item_id != item_id:
+                raise Conflict("this idempotency key was used for another item")
+            return _replay(first)
+    opened = get_open_item(session, user)
+    if opened is None or opened.item_id != item_id:
+        raise Conflict(f"item {item_id!r} is not open in your drill; "
+                       "ask for the next item first")
+    item = session.get(Item, item_id)
+    question = question_of(item)
+    settings = load_settings(session, user)
+    graded, self_rating, verdict, extras = _verdict_for(
+        question, opened, answer, rating, settings.two_button_mode)
+    result = record_answer(
+        session, user, item_id, graded=graded, self_rating=self_rating,
+        duration_ms=duration_ms, answer_text=_answer_text(answer),
+        problem_kind=extras.get("problem_kind"), problem_seed=extras.get("problem_seed"),
+        problem_level=extras.get("problem_level"),
+        misconception=extras.get("misconception"), idempotency_key=idempotency_key,
+        now=now,
+    )
+    review = session.get(Review, result.review_id)
+    return Submission(review=review, question=question, verdict=verdict,
+                      replayed=result.replayed, next_due=result.due,
+                      problem=extras.get("problem"),
+                      grading_verdict=extras.get("grading_verdict"))
+
+
+def _replay(review: Review) -> Submission:
+    """Describe a stored review again, as its first answer described it."""
+    item = review.item
+    question = question_of(item)
+    verdict: dict[str, Any] = {"type": question.type, "correct": review.correct,
+                               "score": review.score}
+    problem = None
+    if review.problem_kind is not None:
+        problem = problems.generate(review.problem_kind, int(review.problem_seed),
+                                    int(review.problem_level))
+        verdict["misconception"] = review.misconception
+    return Submission(review=review, question=question, verdict=verdict, replayed=True,
+                      next_due=review.due_after, problem=problem)
+
+
+def review_of(session: Session, user: User, review_id: int) -> Review:
+    """The learner's own review (someone else's is NotFound)."""
+    review = session.get(Review, review_id)
+    if review is None or review.user_id != user.id:
+        raise NotFound(f"no review {review_id}")
+    return review
+
+
+def explain(session: Session, user: User, review_id: int, text: str, *,
+            now: datetime | None = None) -> Explanation:
+    """Store the learner's explanation of a wrong answer."""
+    text = (text or "").strip()
+    if len(text) < MIN_EXPLANATION_CHARS:
+        raise InvalidInput(
+            f"write at least {MIN_EXPLANATION_CHARS} characters about why you think "
+            "the answer was wrong")
+    review = review_of(session, user, review_id)
+    if review.correct:
+        raise Conflict("this answer was right; there is nothing to explain")
+    return record_explanation(session, user, review.id, text, now=now)
+
+
+def reveal_model_answer(session: Session, user: User, item_id: str) -> dict[str, Any]:
+    """Show a recall item's model answer (the item must be open)."""
+    opened = get_open_item(session, user)
+    if opened is None or opened.item_id != item_id:
+        raise Conflict(f"item {item_id!r} is not open in your drill")
+    question = question_of(session.get(Item, item_id))
+    if question.type != "recall":
+        raise InvalidInput("only recall items reveal a model answer before grading")
+    return {"item_id": item_id, "model_answer": question.data["model_answer"],
+            "key_points": question.data["key_points"]}
+
+
+def locked_note_ids(session: Session, user: User) -> set[str]:
+    """Notes closed to the learner right now (closed-book rule)."""
+    locked: set[str] = set()
+    opened = get_open_item(session, user)
+    if opened is not None:
+        locked.add(question_of(session.get(Item, opened.item_id)).lesson_note)
+    pending = pending_explanation(session, user)
+    if pending is not None:
+        locked.add(question_of(pending.item).lesson_note)
+    return locked
+
+
+def note_state(session: Session, user: User | None, note_id: str
+               ) -> Literal["open", "locked"]:
+    """Whether this learner may read the note now."""
+    if user is None:
+        return "open"
+    return "locked" if note_id in locked_note_ids(session, user) else "open"

@@ -1,0 +1,467 @@
+"""Recording what learners do: answers, explanations, self-assessments, open items.
+
+`record_answer` is the heart of it: in one transaction it appends the review,
+moves the card to its next FSRS state and honours the client's idempotency key.
+A retry that carries a key already stored returns the first result and stores
+nothing new, even when the two requests race (the unique key constraint and a
+savepoint settle it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from quizsvc import scheduling
+from quizsvc.models import (
+    STATE_NEW,
+    Card,
+    Explanation,
+    Item,
+    OpenItem,
+    Review,
+    SelfAssessment,
+    Skill,
+    User,
+)
+from quizsvc.services import Conflict, InvalidInput, NotFound, resolve_now
+from quizsvc.services.parameters import current_parameters
+from quizsvc.services.settings import load_settings
+
+MAX_ANSWER_CHARS = 10_000
+MAX_EXPLANATION_CHARS = 4_000
+MAX_NOTE_CHARS = 2_000
+MAX_KEY_CHARS = 128
+MAX_DURATION_MS = 24 * 60 * 60 * 1000
+# The learner's "usual" time on an item type: the median of this many of their
+# latest right answers of that type.
+TYPICAL_DURATION_WINDOW = 50
+
+
+@dataclass(frozen=True)
+class RecordResult:
+    """The stored review and the card's new schedule."""
+
+    review_id: int
+    card_id: int
+    item_id: str
+    rating: int
+    correct: bool
+    reviewed_at: datetime
+    state: int
+    due: datetime
+    stability: float | None
+    difficulty: float | None
+    # True when this answers a retry: the review was stored by an earlier call.
+    replayed: bool = False
+
+    @classmethod
+    def of(cls, review: Review, *, replayed: bool) -> RecordResult:
+        """Describe a stored review."""
+        return cls(
+            review_id=review.id,
+            card_id=review.card_id,
+            item_id=review.item_id,
+            rating=review.rating,
+            correct=review.correct,
+            reviewed_at=review.reviewed_at,
+            state=review.state_after,
+            due=review.due_after,
+            stability=review.stability_after,
+            difficulty=review.difficulty_after,
+            replayed=replayed,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable form (times in ISO 8601, UTC)."""
+        return {
+            "review_id": self.review_id,
+            "card_id": self.card_id,
+            "item_id": self.item_id,
+            "rating": self.rating,
+            "rating_name": scheduling.Rating(self.rating).name.lower(),
+            "correct": self.correct,
+            "reviewed_at": self.reviewed_at.isoformat(),
+            "state": self.state,
+            "due": self.due.isoformat(),
+            "stability": self.stability,
+            "difficulty": self.difficulty,
+            "replayed": self.replayed,
+        }
+
+
+def record_answer(
+    session: Session,
+    user: User,
+    item_id: str,
+    *,
+    graded: scheduling.GradedAnswer | None = None,
+    self_rating: str | None = None,
+    duration_ms: int | None = None,
+    answer_text: str | None = None,
+    problem_kind: str | None = None,
+    problem_seed: int | None = None,
+    problem_level: int | None = None,
+    misconception: str | None = None,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+) -> RecordResult:
+    """Store one answer and reschedule the card; a repeated key replays the first.
+
+    Auto-graded items (every type but `recall`) pass `graded`; `recall` items
+    pass the learner's `self_rating` ("again"/"hard"/"good"/"easy", or
+    "pass"/"fail" in two-button mode).
+    """
+    now = resolve_now(now)
+    key = _check_key(idempotency_key)
+    _check_fields(
+        duration_ms,
+        answer_text,
+        problem_kind,
+        problem_seed,
+        problem_level,
+        misconception,
+    )
+    if key is not None and (first := _find_by_key(session, user, key)) is not None:
+        return _replay(first, item_id)
+    item = session.get(Item, item_id)
+    if item is None:
+        raise NotFound(f"no item {item_id!r}")
+    settings = load_settings(session, user)
+    rating, source, correct, score, hint_used = _rate(
+        session, user, item, graded, self_rating, duration_ms, settings.two_button_mode
+    )
+    card = _lock_card(session, user, item_id, now)
+    # Waiting for the card's lock may have let a racing retry commit first.
+    if key is not None and (first := _find_by_key(session, user, key)) is not None:
+        return _replay(first, item_id)
+    before = _card_state(card)
+    after = scheduling.review_card(
+        before,
+        rating,
+        now,
+        parameters=current_parameters(session, user),
+        desired_retention=settings.desired_retention,
+        seed=scheduling.fuzz_seed(card.id, card.reps),
+    )
+    review = Review(
+        user_id=user.id,
+        item_id=item_id,
+        card_id=card.id,
+        reviewed_at=now,
+        rating=int(rating),
+        rating_source=source,
+        correct=correct,
+        score=score,
+        duration_ms=duration_ms,
+        answer_text=answer_text,
+        hint_used=hint_used,
+        problem_kind=problem_kind,
+        problem_seed=problem_seed,
+        problem_level=problem_level,
+        misconception=misconception,
+        idempotency_key=key,
+        state_before=before.state,
+        state_after=after.state,
+        stability_after=after.stability,
+        difficulty_after=after.difficulty,
+        due_after=after.due,
+    )
+    try:
+        with session.begin_nested():
+            _apply(card, after, now)
+            session.add(review)
+    except IntegrityError:
+        # Only a concurrent request with the same key can collide here.
+        if key is None or (first := _find_by_key(session, user, key)) is None:
+            raise
+        return _replay(first, item_id)
+    _close_if_open(session, user, item_id)
+    return RecordResult.of(review, replayed=False)
+
+
+def _check_key(key: str | None) -> str | None:
+    if key is None:
+        return None
+    key = key.strip()
+    if not key or len(key) > MAX_KEY_CHARS or not key.isprintable():
+        raise InvalidInput(
+            f"idempotency key must be 1-{MAX_KEY_CHARS} printable characters"
+        )
+    return key
+
+
+def _check_fields(
+    duration_ms: Any,
+    answer_text: Any,
+    problem_kind: Any,
+    problem_seed: Any,
+    problem_level: Any,
+    misconception: Any,
+) -> None:
+    if duration_ms is not None and (
+        not _is_int(duration_ms) or not 0 <= duration_ms <= MAX_DURATION_MS
+    ):
+        raise InvalidInput(
+            f"duration_ms must be a whole number from 0 to {MAX_DURATION_MS}"
+        )
+    if answer_text is not None and (
+        not isinstance(answer_text, str) or len(answer_text) > MAX_ANSWER_CHARS
+    ):
+        raise InvalidInput(f"the answer must be text of at most {MAX_ANSWER_CHARS}")
+    for name, value in (
+        ("problem_kind", problem_kind),
+        ("misconception", misconception),
+    ):
+        if value is not None and (
+            not isinstance(value, str) or not 0 < len(value) <= 64
+        ):
+            raise InvalidInput(f"{name} must be a name of 1-64 characters")
+    if problem_seed is not None and (
+        not _is_int(problem_seed) or not 0 <= problem_seed < 2**63
+    ):
+        raise InvalidInput("problem_seed must be a whole number from 0 to 2**63 - 1")
+    if problem_level is not None and (
+        not _is_int(problem_level) or not 1 <= problem_level <= 99
+    ):
+        raise InvalidInput("problem_level must be a whole number from 1 to 99")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _find_by_key(session: Session, user: User, key: str) -> Review | None:
+    return session.scalar(
+        select(Review).where(Review.user_id == user.id, Review.idempotency_key == key)
+    )
+
+
+def _replay(first: Review, item_id: str) -> RecordResult:
+    if first.item_id != item_id:
+        raise Conflict(
+            f"idempotency key already used for item {first.item_id!r}, "
+            f"not {item_id!r}: send a new key for a new answer"
+        )
+    return RecordResult.of(first, replayed=True)
+
+
+def _rate(
+    session: Session,
+    user: User,
+    item: Item,
+    graded: scheduling.GradedAnswer | None,
+    self_rating: str | None,
+    duration_ms: int | None,
+    two_button: bool,
+) -> tuple[scheduling.Rating, str, bool, float | None, bool]:
+    """Return (rating, source, correct, score, hint used) under the rating policy."""
+    if item.type == "recall":
+        if self_rating is None or graded is not None:
+            raise InvalidInput("a recall item is rated by the learner (self_rating)")
+        try:
+            rating = scheduling.rate_recall(self_rating, two_button=two_button)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+        return rating, "learner", rating > scheduling.Rating.AGAIN, None, False
+    if graded is None or self_rating is not None:
+        raise InvalidInput(f"a {item.type} item is graded: pass the graded answer")
+    typical = None
+    if scheduling.needs_typical_duration(graded, duration_ms):
+        typical = scheduling.typical_duration_ms(
+            session.scalars(
+                select(Review.duration_ms)
+                .join(Item, Item.id == Review.item_id)
+                .where(
+                    Review.user_id == user.id,
+                    Review.correct.is_(True),
+                    Review.rating_source == "graded",
+                    Review.duration_ms.is_not(None),
+                    Item.type == item.type,
+                )
+                .order_by(Review.reviewed_at.desc())
+                .limit(TYPICAL_DURATION_WINDOW)
+            )
+        )
+    rating = scheduling.rate_graded_answer(
+        graded, duration_ms=duration_ms, typical_ms=typical
+    )
+    return rating, "graded", graded.correct, graded.score, graded.hint_used
+
+
+def _lock_card(session: Session, user: User, item_id: str, now: datetime) -> Card:
+    """Return the learner's card for the item, locked for update, creating it."""
+    query = (
+        select(Card)
+        .where(Card.user_id == user.id, Card.item_id == item_id)
+        .with_for_update()
+        # A card already in the session may be stale once the lock is granted.
+        .execution_options(populate_existing=True)
+    )
+    card = session.scalar(query)
+    if card is not None:
+        return card
+    card = Card(
+        user_id=user.id,
+        item_id=item_id,
+        state=STATE_NEW,
+        due=now,
+        reps=0,
+        lapses=0,
+        created_at=now,
+        updated_at=now,
+    )
+    try:
+        with session.begin_nested():
+            session.add(card)
+    except IntegrityError:
+        # Another request created it first; use theirs.
+        card = session.scalar(query)
+        if card is None:
+            raise
+    return card
+
+
+def _card_state(card: Card) -> scheduling.CardState:
+    return scheduling.CardState(
+        state=card.state,
+        step=card.step,
+        stability=card.stability,
+        difficulty=card.difficulty,
+        due=card.due,
+        last_review=card.last_review,
+        reps=card.reps,
+        lapses=card.lapses,
+    )
+
+
+def _apply(card: Card, state: scheduling.CardState, now: datetime) -> None:
+    card.state = state.state
+    card.step = state.step
+    card.stability = state.stability
+    card.difficulty = state.difficulty
+    card.due = state.due
+    card.last_review = state.last_review
+    card.reps = state.reps
+    card.lapses = state.lapses
+    card.updated_at = now
+
+
+def _close_if_open(session: Session, user: User, item_id: str) -> None:
+    opened = session.get(OpenItem, user.id)
+    if opened is not None and opened.item_id == item_id:
+        session.delete(opened)
+        session.flush()
+
+
+def record_explanation(
+    session: Session,
+    user: User,
+    review_id: int,
+    text: str,
+    *,
+    now: datetime | None = None,
+) -> Explanation:
+    """Store (or rewrite) the learner's explanation of one of their wrong answers."""
+    now = resolve_now(now)
+    review = session.get(Review, review_id)
+    if review is None or review.user_id != user.id:
+        raise NotFound(f"no review {review_id} of yours")
+    if review.correct:
+        raise InvalidInput("explanations are written about wrong answers")
+    body = (text or "").strip()
+    if not body or len(body) > MAX_EXPLANATION_CHARS:
+        raise InvalidInput(
+            f"the explanation must be 1-{MAX_EXPLANATION_CHARS} characters"
+        )
+    explanation = review.explanation
+    if explanation is None:
+        explanation = Explanation(
+            review_id=review.id,
+            user_id=user.id,
+            body=body,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(explanation)
+    else:
+        explanation.body, explanation.updated_at = body, now
+    session.flush()
+    return explanation
+
+
+def record_self_assessment(
+    session: Session,
+    user: User,
+    skill_id: str,
+    level: int,
+    *,
+    note: str | None = None,
+    now: datetime | None = None,
+) -> SelfAssessment:
+    """Append a self-assessment of a skill (level 0-3, quizsvc.bank's scale)."""
+    if not _is_int(level) or not 0 <= level <= 3:
+        raise InvalidInput(f"level must be 0, 1, 2 or 3, got {level!r}")
+    if session.get(Skill, skill_id) is None:
+        raise NotFound(f"no skill {skill_id!r}")
+    note = (note or "").strip() or None
+    if note is not None and len(note) > MAX_NOTE_CHARS:
+        raise InvalidInput(f"the note must be at most {MAX_NOTE_CHARS} characters")
+    assessment = SelfAssessment(
+        user_id=user.id,
+        skill_id=skill_id,
+        level=level,
+        note=note,
+        assessed_at=resolve_now(now),
+    )
+    session.add(assessment)
+    session.flush()
+    return assessment
+
+
+def open_item(
+    session: Session,
+    user: User,
+    item_id: str,
+    *,
+    problem_kind: str | None = None,
+    problem_seed: int | None = None,
+    problem_level: int | None = None,
+    now: datetime | None = None,
+) -> OpenItem:
+    """Mark an item as open in the learner's drill (replacing any open one)."""
+    _check_fields(None, None, problem_kind, problem_seed, problem_level, None)
+    item = session.get(Item, item_id)
+    if item is None or item.retired_at is not None:
+        raise NotFound(f"no item {item_id!r}")
+    opened = session.get(OpenItem, user.id)
+    if opened is None:
+        opened = OpenItem(user_id=user.id)
+        session.add(opened)
+    opened.item_id = item_id
+    opened.opened_at = resolve_now(now)
+    opened.problem_kind = problem_kind
+    opened.problem_seed = problem_seed
+    opened.problem_level = problem_level
+    session.flush()
+    return opened
+
+
+def get_open_item(session: Session, user: User) -> OpenItem | None:
+    """Return the item the learner has open in a drill, if any."""
+    return session.get(OpenItem, user.id)
+
+
+def close_open_item(session: Session, user: User) -> bool:
+    """Close the learner's open item; return whether one was open."""
+    opened = session.get(OpenItem, user.id)
+    if opened is None:
+        return False
+    session.delete(opened)
+    session.flush()
+    return True

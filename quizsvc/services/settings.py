@@ -1,0 +1,101 @@
+"""Learner settings: daily limits, desired retention, day rollover, buttons."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from quizsvc.models import LANGUAGES, LearnerSettings, User
+from quizsvc.services import InvalidInput, resolve_now
+from quizsvc.services.users import check_timezone
+
+# What a learner may change, with the rule each value must meet.
+_RULES: dict[str, tuple[type, Any, str]] = {
+    "desired_retention": (
+        float,
+        lambda v: 0.7 <= v <= 0.99,
+        "between 0.70 and 0.99",
+    ),
+    "new_per_day": (int, lambda v: 0 <= v <= 1000, "between 0 and 1000"),
+    "reviews_per_day": (int, lambda v: 0 <= v <= 10000, "between 0 and 10000"),
+    "rollover_hour": (int, lambda v: 0 <= v <= 23, "an hour 0..23"),
+    "two_button_mode": (bool, lambda v: True, "true or false"),
+    "language": (str, lambda v: v in LANGUAGES, f"one of {', '.join(LANGUAGES)}"),
+    "timezone": (str, lambda v: bool(check_timezone(v)), "an IANA time zone"),
+}
+
+
+def _defaults(user: User) -> LearnerSettings:
+    return LearnerSettings(
+        user_id=user.id,
+        desired_retention=0.9,
+        new_per_day=10,
+        reviews_per_day=100,
+        rollover_hour=4,
+        timezone=user.timezone,
+        two_button_mode=False,
+        language=user.locale,
+    )
+
+
+def load_settings(session: Session, user: User) -> LearnerSettings:
+    """Return the learner's settings, or unsaved defaults when none are stored."""
+    return session.get(LearnerSettings, user.id) or _defaults(user)
+
+
+def get_or_create_settings(
+    session: Session, user: User, *, now: datetime | None = None
+) -> LearnerSettings:
+    """Return the learner's stored settings, storing the defaults first if needed."""
+    settings = session.get(LearnerSettings, user.id)
+    if settings is None:
+        settings = _defaults(user)
+        settings.updated_at = resolve_now(now)
+        session.add(settings)
+        session.flush()
+    return settings
+
+
+def update_settings(
+    session: Session, user: User, *, now: datetime | None = None, **changes: Any
+) -> LearnerSettings:
+    """Change some settings; every value is checked before any is applied."""
+    checked = {}
+    for name, value in changes.items():
+        if name not in _RULES:
+            raise InvalidInput(f"unknown setting {name!r}")
+        kind, rule, wording = _RULES[name]
+        converted = _coerce(kind, value)
+        try:
+            valid = converted is not None and rule(converted)
+        except InvalidInput:
+            valid = False
+        if not valid:
+            raise InvalidInput(f"{name} must be {wording}, got {value!r}")
+        checked[name] = converted
+    settings = get_or_create_settings(session, user, now=now)
+    for name, value in checked.items():
+        setattr(settings, name, value)
+    settings.updated_at = resolve_now(now)
+    session.flush()
+    return settings
+
+
+def _coerce(kind: type, value: Any) -> Any:
+    """Convert form or JSON input to `kind`; None when it does not fit exactly."""
+    if kind is bool:
+        return value if isinstance(value, bool) else None
+    if isinstance(value, bool):
+        return None
+    try:
+        if kind is int:
+            number = float(value)
+            return int(number) if number.is_integer() else None
+        if kind is float:
+            number = float(value)
+            return number if number == number else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if isinstance(value, str) else None

@@ -1,0 +1,97 @@
+"""Register, log in and log out (HTML forms with CSRF tokens; logins rate-limited)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user, login_required, login_user, logout_user
+from flask_wtf import FlaskForm
+from wtforms import PasswordField, StringField
+from wtforms.validators import DataRequired, EqualTo, Length
+
+from quizsvc.auth import LoginUser, authenticate, register
+from quizsvc.db import get_session, transaction
+from quizsvc.extensions import limiter
+from quizsvc.i18n import current_language
+from quizsvc.services import ServiceError
+
+bp = Blueprint("auth", __name__)
+
+
+class RegisterForm(FlaskForm):
+    username = StringField(_l("Username"), validators=[DataRequired(), Length(max=64)])
+    password = PasswordField(_l("Password"), validators=[DataRequired(), Length(min=8, max=256)])
+    confirm = PasswordField(
+        _l("Repeat the password"),
+        validators=[DataRequired(), EqualTo("password", message=_l("The passwords differ."))],
+    )
+
+
+class LoginForm(FlaskForm):
+    username = StringField(_l("Username"), validators=[DataRequired(), Length(max=64)])
+    password = PasswordField(_l("Password"), validators=[DataRequired(), Length(max=256)])
+
+
+def _safe_next(target: str | None) -> str:
+    """Only follow a `next` that stays on this site."""
+    if target and target.startswith("/") and not target.startswith("//"):
+        parts = urlsplit(target)
+        if not parts.scheme and not parts.netloc:
+            return target
+    return url_for("today.today")
+
+
+def login_limit() -> str:
+    """The login rate limit from the configuration."""
+    return current_app.config["LOGIN_RATE_LIMIT"]
+
+
+@bp.route("/register", methods=["GET", "POST"])
+def register_page():
+    """Create an account and sign in."""
+    form = RegisterForm()
+    if form.validate_on_submit():
+        try:
+            with transaction() as session:
+                user = register(session, form.username.data or "", form.password.data or "",
+                                locale=current_language())
+        except ServiceError as exc:
+            form.username.errors.append(str(exc))
+        else:
+            login_user(LoginUser(user))
+            flash(_("Welcome! Your first drill is ready."), "success")
+            return redirect(url_for("today.today"))
+    status = 400 if form.errors else 200
+    return render_template("auth/register.html", form=form), status
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@limiter.limit(login_limit, methods=["POST"])
+def login():
+    """Sign in with username and password."""
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = authenticate(get_session(), form.username.data or "", form.password.data or "")
+        if user is not None:
+            login_user(LoginUser(user))
+            return redirect(_safe_next(request.args.get("next")))
+        form.password.errors.append(_("Wrong username or password."))
+    status = 400 if form.errors else 200
+    return render_template("auth/login.html", form=form), status
+
+
+@bp.post("/logout")
+@login_required
+def logout():
+    """Sign out (a POST with a CSRF token, so no other site can sign you out)."""
+    logout_user()
+    flash(_("You are signed out."), "info")
+    return redirect(url_for("auth.login"))
+
+
+@bp.app_context_processor
+def inject_user():
+    return {"signed_in": current_user.is_authenticated}

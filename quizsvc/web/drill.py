@@ -1,0 +1,240 @@
+"""Today, the closed-book drill, its results, and the lesson notes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_login import current_user, login_required
+from sqlalchemy import select
+
+from quizsvc import bank as bank_module
+from quizsvc import grading, problems
+from quizsvc.auth import current_db_user
+from quizsvc.catalog import get_bank
+from quizsvc.db import get_session, transaction
+from quizsvc.i18n import current_language
+from quizsvc.models import Review
+from quizsvc.services import NotFound, ServiceError, drill
+from quizsvc.services.queue import build_daily_queue
+from quizsvc.services.settings import load_settings
+from quizsvc.web.answers import collect_answers, typed_values
+
+bp = Blueprint("drill", __name__)
+today_bp = Blueprint("today", __name__)
+
+RECALL_RATINGS = ("again", "hard", "good", "easy")
+TWO_BUTTON_RATINGS = ("fail", "pass")
+
+
+@today_bp.get("/today")
+@login_required
+def today():
+    """How many reviews are due, how many new items wait, the streak."""
+    session = get_session()
+    user = current_db_user()
+    now = datetime.now(UTC)
+    queue = build_daily_queue(session, user, now)
+    counts = {"review": sum(e.kind == "review" for e in queue),
+              "new": sum(e.kind == "new" for e in queue)}
+    return render_template(
+        "today.html", counts=counts, streak=drill.learning_streak(session, user, now),
+        reviewed=drill.reviewed_today(session, user, now),
+        pending=drill.pending_explanation(session, user),
+    )
+
+
+def _ordering_answer(form, steps: int) -> list[str] | None:
+    picks = [form.get(f"order-{i}", "") for i in range(steps)]
+    return picks if any(picks) else None
+
+
+def _form_answer(step: drill.OpenDrillItem) -> Any:
+    """Gather the answer from the drill form in the shape the checker expects."""
+    kind = step.question.type
+    if kind == "generated":
+        return collect_answers(request.form, step.problem.public_dict()["ask"])
+    if kind == "choice":
+        chosen = request.form.getlist("answer")
+        return ",".join(chosen) if chosen else None
+    if kind == "ordering":
+        return _ordering_answer(request.form, len(step.question.data["steps"]))
+    return request.form.get("answer", "").strip() or None
+
+
+def _message(exc: ServiceError) -> str:
+    localized = getattr(exc, "localized", None)
+    return localized(current_language()) if localized else str(exc)
+
+
+def _render_item(step: drill.OpenDrillItem, *, error: str | None = None,
+                 values: dict[str, Any] | None = None, revealed: dict | None = None,
+                 status: int = 200):
+    lang = current_language()
+    public = step.public_dict(lang)
+    settings = load_settings(get_session(), current_db_user())
+    ratings = TWO_BUTTON_RATINGS if settings.two_button_mode else RECALL_RATINGS
+    return render_template(
+        "drill/item.html", step=step, item=public, error=error, values=values or {},
+        revealed=revealed, ratings=ratings, idempotency_key=uuid.uuid4().hex,
+    ), status
+
+
+@bp.get("/drill")
+@login_required
+def drill_page():
+    """Show the open item (opening the next one), a pending explanation, or done."""
+    with transaction() as session:
+        step = drill.current_step(session, current_db_user())
+    if isinstance(step, drill.PendingExplanation):
+        return redirect(url_for("drill.result", review_id=step.review.id))
+    if isinstance(step, drill.Done):
+        return render_template("drill/done.html", done=step)
+    return _render_item(step)
+
+
+def _current_open_item() -> drill.OpenDrillItem | None:
+    return drill.open_step(get_session(), current_db_user())
+
+
+@bp.post("/drill/reveal")
+@login_required
+def reveal():
+    """Show a recall item's model answer and ask for the learner's own rating."""
+    step = _current_open_item()
+    if step is None or step.item.id != request.form.get("item_id"):
+        flash(_("That item is no longer open; here is your drill."), "info")
+        return redirect(url_for("drill.drill_page"))
+    try:
+        revealed = drill.reveal_model_answer(get_session(), current_db_user(), step.item.id)
+    except ServiceError as exc:
+        return _render_item(step, error=str(exc), status=400)
+    lang = current_language()
+    revealed = {"model_answer": revealed["model_answer"].get(lang),
+                "key_points": [p.get(lang) for p in revealed["key_points"]],
+                "attempt": request.form.get("attempt", "")}
+    return _render_item(step, revealed=revealed, values={"attempt": revealed["attempt"]})
+
+
+@bp.post("/drill/answer")
+@login_required
+def answer():
+    """Grade the open item; format errors cost nothing and keep what was typed."""
+    session = get_session()
+    user = current_db_user()
+    item_id = request.form.get("item_id", "")
+    key = request.form.get("idempotency_key") or None
+    if key is not None and len(key) > 128:
+        abort(400, description=_("The form was altered; reload the page."))
+    if key is not None:
+        replay = session.scalar(select(Review.id).where(
+            Review.user_id == user.id, Review.idempotency_key == key))
+        if replay is not None:
+            # A double submit (or a retry after a lost response): show the first.
+            return redirect(url_for("drill.result", review_id=replay))
+    step = _current_open_item()
+    if step is None or step.item.id != item_id:
+        flash(_("That item is no longer open; here is your drill."), "info")
+        return redirect(url_for("drill.drill_page"))
+    rating = request.form.get("rating") or None
+    attempt = request.form.get("attempt", "").strip()
+    if step.question.type == "recall":
+        answer_value = attempt or None
+    else:
+        answer_value = _form_answer(step)
+    opened_at = drill.opened_at(session, user)
+    duration_ms = None
+    if opened_at is not None:
+        elapsed = (datetime.now(UTC) - opened_at).total_seconds() * 1000
+        duration_ms = int(min(max(elapsed, 0), 24 * 3600 * 1000))
+    try:
+        with transaction():
+            submission = drill.submit_answer(
+                session, user, item_id, answer=answer_value, rating=rating,
+                duration_ms=duration_ms, idempotency_key=key)
+            review_id = submission.review.id
+    except ServiceError as exc:
+        values = typed_values(request.form)
+        values["answer"] = request.form.getlist("answer")
+        return _render_item(step, error=_message(exc), values=values, status=400)
+    return redirect(url_for("drill.result", review_id=review_id))
+
+
+def _details(review: Review) -> dict[str, Any]:
+    """Re-derive what to show about a stored review from its typed answer."""
+    question = drill.question_of(review.item)
+    lang = current_language()
+    details: dict[str, Any] = {"question": question, "type": question.type,
+                               "prompt": question.prompt.get(lang)}
+    stored = review.answer_text
+    if question.type == "generated" and review.problem_kind:
+        problem = problems.generate(review.problem_kind, int(review.problem_seed),
+                                    int(review.problem_level))
+        answers = json.loads(stored) if stored else {}
+        verdict = grading.grade(problem, answers)
+        details.update(problem=problem.public_dict(lang), verdict=verdict.to_dict(),
+                       answers=answers,
+                       expected={a.name: problem.answer_json(a.name) for a in problem.ask})
+    elif question.type in bank_module.CHECKABLE_TYPES and stored is not None:
+        try:
+            typed = json.loads(stored) if question.type == "ordering" else stored
+        except ValueError:
+            typed = stored
+        check = bank_module.check_answer(question, typed)
+        details.update(check=check, typed=stored)
+    elif question.type == "recall":
+        details.update(typed=stored)
+    details.update(drill.reveal(question, lang))
+    return details
+
+
+@bp.get("/drill/result/<int:review_id>")
+@login_required
+def result(review_id: int):
+    """What happened to one answer; after a wrong one, first ask why."""
+    session = get_session()
+    try:
+        review = drill.review_of(session, current_db_user(), review_id)
+    except NotFound:
+        abort(404)
+    needs_why = not review.correct and review.explanation is None
+    return render_template("drill/result.html", review=review, needs_why=needs_why,
+                           details=_details(review), error=None,
+                           min_chars=drill.MIN_EXPLANATION_CHARS)
+
+
+@bp.post("/drill/result/<int:review_id>/explain")
+@login_required
+def explain(review_id: int):
+    """Store the learner's reason for a wrong answer, then show the explanation."""
+    session = get_session()
+    user = current_db_user()
+    try:
+        review = drill.review_of(session, user, review_id)
+    except NotFound:
+        abort(404)
+    try:
+        with transaction():
+            drill.explain(session, user, review_id, request.form.get("why", ""))
+    except ServiceError as exc:
+        return render_template("drill/result.html", review=review, needs_why=True,
+                               details=_details(review), error=str(exc),
+                               why=request.form.get("why", ""),
+                               min_chars=drill.MIN_EXPLANATION_CHARS), 400
+    return redirect(url_for("drill.result", review_id=review_id))
+
+
+@bp.get("/notes/<note_id>")
+def note(note_id: str):
+    """A lesson note; closed (423) while its question is open in your drill."""
+    found = get_bank().notes.get(note_id)
+    if found is None:
+        abort(404)
+    user = current_db_user() if current_user.is_authenticated else None
+    if drill.note_state(get_session(), user, note_id) == "locked":
+        return render_template("drill/note_locked.html", note=found), 423
+    return render_template("drill/note.html", note=found)

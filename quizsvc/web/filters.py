@@ -1,0 +1,60 @@
+"""Template filters and globals shared by every page."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from flask import Flask
+from flask_login import current_user
+
+from quizsvc.formatting import format_number
+from quizsvc.i18n import localized
+
+DEFAULT_TIMEZONE = "Asia/Shanghai"
+
+
+def answer_cell(value) -> str:
+    """Show one answer entry: 4 decimals, -inf, or "undefined"."""
+    if value is None:
+        return "undefined"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if number.is_integer() and not math.isinf(number):
+            return str(int(number))
+        return format_number(number)
+    return str(value)
+
+
+def local_datetime(moment: datetime | None) -> str:
+    """Format a UTC time in the signed-in learner's time zone."""
+    if moment is None:
+        return ""
+    zone = DEFAULT_TIMEZONE
+    if current_user and current_user.is_authenticated:
+        zone = current_user.user.timezone or DEFAULT_TIMEZONE
+    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
+
+
+def misconception_text(name: str) -> str:
+    """The explanation of a named misconception in the page's language."""
+    from quizsvc.grading import MISCONCEPTIONS
+
+    entry = MISCONCEPTIONS.get(name)
+    if entry is None:
+        return name
+    text = entry.get("explanation", entry) if isinstance(entry, dict) else entry
+    return localized(text) if isinstance(text, dict) else str(text)
+
+
+def init_app(app: Flask) -> None:
+    """Register the filters and globals."""
+    app.add_template_filter(format_number, "matrix_cell")
+    app.add_template_filter(answer_cell, "answer_cell")
+    app.add_template_filter(local_datetime, "local_datetime")
+    app.add_template_global(misconception_text, "misconception_text")

@@ -1,0 +1,51 @@
+"""Helpers for tests of the pages and the API: a synced bank, learners, open items."""
+
+from __future__ import annotations
+
+import re
+
+from quizsvc import bank
+from quizsvc.auth import register
+from quizsvc.db import get_session
+from quizsvc.models import User
+from quizsvc.services.bank_sync import sync_bank
+from quizsvc.services.reviews import open_item
+
+PASSWORD = "correct horse battery"
+
+
+def sync_real_bank(app) -> None:
+    """Load questions/ into the app's database."""
+    with app.app_context():
+        session = get_session()
+        sync_bank(session, bank.load())
+        session.commit()
+
+
+def make_learner(app, username: str) -> int:
+    """Create a learner with the shared test password and return the id."""
+    with app.app_context():
+        session = get_session()
+        user = register(session, username, PASSWORD)
+        session.commit()
+        return user.id
+
+
+def sign_in(client, username: str) -> None:
+    """Log in through the JSON API (sets the session cookie)."""
+    response = client.post("/api/v1/auth/login",
+                           json={"username": username, "password": PASSWORD})
+    assert response.status_code == 200, response.json
+
+
+def open_for(app, user_id: int, item_id: str, **problem) -> None:
+    """Open an item in a learner's drill, as GET /drill would."""
+    with app.app_context():
+        session = get_session()
+        open_item(session, session.get(User, user_id), item_id, **problem)
+        session.commit()
+
+
+def csrf_token(html: str) -> str:
+    """The CSRF token embedded in a page."""
+    return re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', html).group(1)
