@@ -30,6 +30,7 @@ from typing import Any
 from quizsvc.parsing import normalize_text
 
 __all__ = [
+    "CHECKABLE_TYPES",
     "DEFAULT_PATH",
     "LANGUAGES",
     "QUESTION_TYPES",
@@ -47,6 +48,7 @@ __all__ = [
     "display_path",
     "format_answer",
     "load",
+    "presented_steps",
     "validate",
 ]
 
@@ -286,12 +288,15 @@ class _Locator:
 
     def __init__(self, text: str):
         self.lines = text.splitlines()
+        # Lines inside a multi-line string are text, never keys or headers, even
+        # when a note's paragraph starts with "[Tq, Tk]" or "id =".
+        self.in_string = _lines_inside_multiline_strings(self.lines)
 
     def _headers(self, start: int, stop: int) -> list[tuple[int, str, bool]]:
         found = []
         for number in range(start, stop):
             line = self.lines[number]
-            match = _HEADER.match(line)
+            match = None if number in self.in_string else _HEADER.match(line)
             if match:
                 is_array = line.lstrip().startswith("[[")
                 name = re.sub(r"\s*\.\s*", ".", match.group(1)).replace('"', "")
@@ -358,17 +363,46 @@ class _Locator:
                 r"\s*="
             )
             for number in range(start, stop):
-                if dotted.match(self.lines[number]):
+                if number not in self.in_string and dotted.match(self.lines[number]):
                     return number
         plain = re.compile(rf"^\s*{quoted}\s*[.=]")
         for number in range(start, stop):
             line = self.lines[number]
+            if number in self.in_string:
+                continue
             if _HEADER.match(line) and number != start:
                 # A key after a sub-table header belongs to that sub-table.
                 break
             if plain.match(line):
                 return number
         return None
+
+
+def _lines_inside_multiline_strings(lines: Sequence[str]) -> set[int]:
+    """Return the numbers of the lines that begin inside a triple-quoted string."""
+    inside: set[int] = set()
+    delimiter: str | None = None
+    for number, line in enumerate(lines):
+        if delimiter is not None:
+            inside.add(number)
+        position = 0
+        while True:
+            if delimiter is None:
+                found = [
+                    (line.find(d, position), d)
+                    for d in ('"""', "'''")
+                    if line.find(d, position) >= 0
+                ]
+                if not found:
+                    break
+                position, delimiter = min(found)
+                position += 3
+            else:
+                end = line.find(delimiter, position)
+                if end < 0:
+                    break
+                position, delimiter = end + 3, None
+    return inside
 
 
 # --------------------------------------------------------------------------
@@ -1248,22 +1282,29 @@ def _check_references(draft: _Draft) -> None:
 
 
 _SHAPE_BRACKETS = re.compile(r"^[\[(](.*)[\])]$")
-_PRODUCT = re.compile(r"\s*[×*·⋅]+\s*|\s+x\s+|(?<=\d)x(?=\d)")
+# Sizes multiplied with × or an x between spaces (or digits); "*" and "·" stay
+# multiplication signs inside formulas such as Q·Kᵀ.
+_PRODUCT = re.compile(r"\s*×+\s*|\s+x\s+")
+_NUMBERS_BY_X = re.compile(r"^\d+(?:x\d+)+$")  # "2x3": sizes typed without spaces
 _DIM = re.compile(r"^[a-z0-9_+\-/]+$")
 _MULTIPLY_SIGNS = re.compile(r"[·⋅*]")
 
 
+def _split_product(text: str) -> list[str]:
+    if _NUMBERS_BY_X.match(text):
+        return text.split("x")
+    return [part.strip() for part in _PRODUCT.split(text)]
+
+
 def _shape_dims(text: str) -> list[str] | None:
     """Return the dimensions if `text` spells a shape, such as [Tq, Tk] or Tq×Tk."""
-    if "**" in text:
-        return None  # a power such as head_dim**-0.5, not a product of sizes
     bracketed = _SHAPE_BRACKETS.match(text)
     if bracketed:
         parts = [p.strip() for p in bracketed.group(1).split(",")]
-        if len(parts) == 1 and _PRODUCT.search(parts[0]):
-            parts = [p.strip() for p in _PRODUCT.split(parts[0])]
+        if len(parts) == 1:
+            parts = _split_product(parts[0])
     else:
-        parts = [p.strip() for p in _PRODUCT.split(text)]
+        parts = _split_product(text)
         if len(parts) < 2:
             return None
     dims = [p.replace("_", "") for p in parts]

@@ -16,3 +16,12 @@ def get_bank() -> bank.Bank:
         path = current_app.config.get("QUESTIONS_PATH") or bank.DEFAULT_PATH
         loaded = current_app.extensions[EXTENSION_KEY] = bank.load(path)
     return loaded
+
+
+def sync_into_database(app):
+    """Bring the database's items in line with the bank (idempotent); return the report."""
+    from quizsvc.db import transaction
+    from quizsvc.services.bank_sync import sync_bank
+
+    with app.app_context(), transaction() as session:
+        return sync_bank(session, get_bank())

@@ -30,7 +30,6 @@ from quizsvc.problems import Ask, Problem
 from quizsvc.problems.pipelines import (
     RANK,
     argmax_weights,
-    close,
     matmul,
     scores_as_weights,
     softmax_columns,
@@ -227,6 +226,8 @@ def parse_answer(
 
 
 def _parse_scalar(value: Any, name: str, number) -> np.ndarray | FormatError:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return np.array(float(value))
     if isinstance(value, str) and not value.lstrip().startswith("["):
         try:
             return np.array(number(value))
@@ -450,11 +451,17 @@ class _Step:
     ask: Ask
     value: np.ndarray | None
     result: StepResult
-    matches: np.ndarray | None  # per pipeline (problem order): answer matches it
+    matches: list[bool] | None  # per pipeline (names, then virtual): agrees
 
 
 def grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     """Grade the learner's answers (name → text, JSON list or number)."""
+    # Learners type inf, NaN and huge numbers: arithmetic on them is expected.
+    with np.errstate(all="ignore"):
+        return _grade(problem, answers)
+
+
+def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     format_errors: list[FormatError] = []
     if not isinstance(answers, Mapping):
         answers = {}
@@ -482,70 +489,115 @@ def grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
         else:
             parsed[ask.name] = value
 
-    names_all = (*problem.names, *problem.virtual)
-    steps = [_grade_step(problem, ask, parsed, names_all) for ask in problem.ask]
+    steps = _grade_steps(problem, parsed)
     misconception, where = (None, None) if format_errors else _diagnose(
-        problem, steps, parsed, names_all)
-    score = float(sum(s.result.score for s in steps) / len(steps))
+        problem, steps, parsed)
     correct = not format_errors and all(s.result.correct for s in steps)
-    feedback = _feedback(problem, steps, misconception, where, format_errors)
+    score = 1.0 if correct else min(sum(s.result.score for s in steps) / len(steps),
+                                    1.0)
     return Verdict(
         correct=correct,
-        score=1.0 if correct else min(score, 1.0),
+        score=score,
         steps=tuple(s.result for s in steps),
         misconception=misconception,
         misconception_step=where,
-        feedback=feedback,
+        feedback=_feedback(problem, steps, misconception, where, format_errors),
         format_errors=tuple(format_errors),
     )
 
 
-def _grade_step(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray],
-                names_all: tuple[str, ...]) -> _Step:
-    x = parsed.get(ask.name)
-    if x is None:
-        return _Step(ask, None, StepResult(ask.name, False, False, 0.0), None)
+def _close(a: np.ndarray, b: np.ndarray, tolerance) -> np.ndarray:
+    """Cell-wise agreement within tolerance; ±inf and NaN must match exactly."""
+    return (np.abs(a - b) <= tolerance) | (a == b) | (np.isnan(a) & np.isnan(b))
+
+
+def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_Step]:
+    """Grade every step against every pipeline in a few whole-array operations."""
+    layout = problem.context["grading"]
+    flat, spans = layout["flat"], layout["spans"]
+    count = flat.shape[0]
+    answer = np.zeros(flat.shape[1])
+    derived = np.zeros(flat.shape[1])
+    derived_valid = np.zeros(flat.shape[1], dtype=bool)
+    in_shape, has_derived = [], []
+    for ask, (lo, hi) in zip(problem.ask, spans, strict=True):
+        x = parsed.get(ask.name)
+        fits = x is not None and x.shape == problem.stacks[ask.name].shape[1:]
+        in_shape.append(fits)
+        if fits:
+            answer[lo:hi] = x.ravel()
+        d = _derive(problem, ask, parsed) if ask.derive and x is not None else None
+        has_derived.append(d)
+        if d is not None and x is not None and d.shape == x.shape and fits:
+            derived[lo:hi] = d.ravel()
+            derived_valid[lo:hi] = True
+    tolerance = layout["cell_tolerance"]
+    answer_nan = np.isnan(answer)
+    near = (np.abs(answer - flat) <= tolerance) | (answer == flat) | (
+        answer_nan & layout["flat_isnan"])
+    for lo, hi in layout["never"]:
+        near[-1, lo:hi] = False
+    near_derived = _close(answer, derived, tolerance) & derived_valid
+    match = np.logical_and.reduceat(near, layout["starts"], axis=1).T.tolist()
+    consistent_flat = np.logical_and.reduceat(near_derived, layout["starts"]).tolist()
+    ok_flat = (near[0] | near_derived).tolist()
+
+    steps = []
+    for i, ask in enumerate(problem.ask):
+        x = parsed.get(ask.name)
+        if x is None:
+            steps.append(_Step(ask, None, StepResult(ask.name, False, False, 0.0),
+                               None))
+            continue
+        d = has_derived[i]
+        if not in_shape[i]:
+            steps.append(_off_shape_step(problem, ask, x, d, count))
+            continue
+        lo, hi = spans[i]
+        consistent = None if d is None else (
+            d.shape == x.shape and bool(consistent_flat[i]))
+        correct = match[i][0]
+        cells = ok_flat[lo:hi]
+        if correct or consistent:
+            score = 1.0
+        elif ask.format == "choice":
+            score = 0.0
+        else:
+            score = sum(cells) / len(cells)
+        shape = x.shape
+        if len(shape) == 2:
+            ok = [cells[r * shape[1]:(r + 1) * shape[1]] for r in range(shape[0])]
+        else:
+            ok = cells if shape else cells[0]
+        result = StepResult(ask.name, True, correct, score, ok, consistent)
+        steps.append(_Step(ask, x, result, match[i]))
+    return steps
+
+
+def _off_shape_step(problem: Problem, ask: Ask, x: np.ndarray,
+                    derived: np.ndarray | None, count: int) -> _Step:
+    """Grade an answer typed transposed (the only other shape parsing lets by)."""
     truth = problem.answer[ask.name]
-    tolerance = _EXACT_TOLERANCE if ask.exact else problem.tolerance
-    derived = _derive(problem, ask, parsed) if ask.derive else None
-    matches = np.zeros(len(names_all), dtype=bool)
-    if problem.virtual:  # only "transposed" is checked outside the stacks
-        mirrored = truth.T if ask.transposable else truth
-        if x.shape == mirrored.shape:
-            matches[-1] = bool(close(x, mirrored, tolerance).all())
+    tolerance = problem.tolerance
+    matches = [False] * count
+    if problem.virtual and ask.transposable and x.shape == truth.T.shape:
+        matches[-1] = bool(_close(x, truth.T, tolerance).all())
     consistent = None
     if derived is not None:
         consistent = derived.shape == x.shape and bool(
-            close(x, derived, tolerance).all())
-    if x.shape != truth.shape:
-        message = {
-            "zh-CN": f"{ask.label['zh-CN']}应当是 {_size(truth.shape)}，却得到 "
-                     f"{_size(x.shape)}——是不是写成转置了？",
-            "en": f"{ask.label['en']}: expected {_size(truth.shape)}, got "
-                  f"{_size(x.shape)} — transposed?",
-        }
-        result = StepResult(ask.name, True, False, 1.0 if consistent else 0.0,
-                            None, consistent, message)
-        return _Step(ask, x, result, matches)
-    ok = close(x, truth, tolerance)
-    correct = bool(ok.all())
-    if derived is not None and derived.shape == x.shape:
-        ok = ok | close(x, derived, tolerance)
-    stack = problem.stacks[ask.name]
-    matches[: len(stack)] = close(x[None], stack, tolerance).reshape(len(stack), -1
-                                                                      ).all(axis=1)
-    if correct or consistent:
-        score = 1.0
-    elif ask.format == "choice":
-        score = 0.0
-    else:
-        score = float(ok.mean())
-    shown = ok.tolist() if ok.ndim else bool(ok)
-    result = StepResult(ask.name, True, correct, score, shown, consistent)
+            _close(x, derived, tolerance).all())
+    message = {
+        "zh-CN": f"{ask.label['zh-CN']} 应当是 {_size(truth.shape)}，却得到 "
+                 f"{_size(x.shape)}——是不是写成转置了？",
+        "en": f"The {ask.label['en']} should be {_size(truth.shape)}, got "
+              f"{_size(x.shape)} — transposed?",
+    }
+    result = StepResult(ask.name, True, False, 1.0 if consistent else 0.0, None,
+                        consistent, message)
     return _Step(ask, x, result, matches)
 
 
-def _diagnose(problem: Problem, steps: list[_Step], parsed, names_all
+def _diagnose(problem: Problem, steps: list[_Step], parsed
               ) -> tuple[str | None, str | None]:
     """Name the mistake behind the first wrong step, or one made after it."""
     wrong = [i for i, s in enumerate(steps) if s.result.answered and not
@@ -553,31 +605,30 @@ def _diagnose(problem: Problem, steps: list[_Step], parsed, names_all
     if not wrong:
         return None, None
     first = wrong[0]
-    table = np.array([s.matches if s.matches is not None
-                      else np.zeros(len(names_all), dtype=bool) for s in steps])
-    candidates = table[first].copy()
-    candidates[0] = False  # "correct"
-    if candidates.any():
-        counts = table.sum(axis=0)
-        best = max(np.flatnonzero(candidates),
-                   key=lambda i: (counts[i], -RANK[names_all[i]]))
-        return names_all[best], steps[first].ask.name
+    names = (*problem.names, *problem.virtual)
+    candidates = [i for i, hit in enumerate(steps[first].matches) if hit and i > 0]
+    if candidates:
+        # The pipeline that explains the most steps; ties go to catalog order.
+        counts = [sum(s.matches[i] for s in steps if s.matches is not None)
+                  for i in range(len(names))]
+        best = max(candidates, key=lambda i: (counts[i], -RANK[names[i]]))
+        return names[best], steps[first].ask.name
     # No whole pipeline explains it: look for a mistake made on top of the
     # learner's own earlier (wrong) numbers.
+    tolerance = problem.tolerance
     for i in wrong:
         step = steps[i]
         if step.ask.derive is None or step.result.consistent_with_previous:
             continue
-        tolerance = problem.tolerance
         for name, value in _variants(problem, step.ask, parsed).items():
-            if value.shape == step.value.shape and close(
+            if value.shape == step.value.shape and _close(
                     step.value, value, tolerance).all():
                 return name, step.ask.name
         derived = _derive(problem, step.ask, parsed)
         if step.ask.transposable and derived is not None and \
+                "transposed" in problem.virtual and \
                 derived.T.shape == step.value.shape and \
-                "transposed" in problem.misconceptions and \
-                close(step.value, derived.T, tolerance).all():
+                _close(step.value, derived.T, tolerance).all():
             return "transposed", step.ask.name
     return None, None
 

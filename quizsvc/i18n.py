@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Flask, g, request, session
 from flask_babel import Babel
 
-SUPPORTED = {"zh-CN": "zh_CN", "en": "en"}
+SUPPORTED = {"zh-CN": "zh_Hans_CN", "en": "en"}
 DEFAULT_LANGUAGE = "zh-CN"
 
 babel = Babel()
@@ -44,6 +44,6 @@ def localized(text: dict[str, str] | str) -> str:
 
 def init_app(app: Flask) -> None:
     """Bind Flask-Babel and expose the language helpers to templates."""
-    app.config.setdefault("BABEL_DEFAULT_LOCALE", "zh_CN")
+    app.config.setdefault("BABEL_DEFAULT_LOCALE", "zh_Hans_CN")
     babel.init_app(app, locale_selector=select_locale)
     app.jinja_env.globals.update(current_language=current_language, localized=localized)

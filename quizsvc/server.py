@@ -9,6 +9,8 @@ import click
 from gunicorn.app.base import BaseApplication
 
 from quizsvc import create_app
+from quizsvc.bank import BankError
+from quizsvc.catalog import sync_into_database
 
 
 class QuizsvcServer(BaseApplication):
@@ -43,6 +45,11 @@ def run_server(*, host: str, port: int, workers: int) -> None:
 
     db.prepare_database(app)
     click.echo(f"database: {app.config['DATABASE_URL']}")
+    try:
+        report = sync_into_database(app)
+    except BankError as exc:
+        raise click.ClickException(f"the question bank is invalid:\n{exc}") from None
+    click.echo("question bank: " + "; ".join(report.lines()))
     QuizsvcServer(
         {
             "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",

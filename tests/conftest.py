@@ -248,3 +248,176 @@ def small_bank():
             "weights-2": ("lesson-16", "choice", ["weights", "scores"]),
         },
     )
+
+
+# ---------------------------------------------------------------- question bank
+# A one-lesson bank in TOML with one question of each type, valid as written;
+# tests of the loader break copies of it on purpose.
+
+MINI_LESSON_TOML = """\
+id = "lesson-99-mini"
+number = 99
+title.zh-CN = "迷你课"
+title.en = "Mini lesson"
+summary.zh-CN = "只用于测试。"
+summary.en = "For tests only."
+retired = ["mini-old"]
+
+[[prerequisites]]
+id = "lesson-98-elsewhere"
+title.zh-CN = "别处的课"
+title.en = "A lesson elsewhere"
+
+[[skills]]
+id = "mini-scores"
+title.zh-CN = "分数"
+title.en = "Scores"
+can_do.zh-CN = "我能算分数。"
+can_do.en = "I can compute scores."
+
+[[notes]]
+id = "mini-note"
+title.zh-CN = "笔记"
+title.en = "A note"
+body.zh-CN = "正文。"
+body.en = "The body."
+"""
+
+MINI_QUESTIONS_TOML = """\
+[[questions]]
+id = "mini-choice"
+type = "choice"
+skills = ["mini-scores"]
+lesson_note = "mini-note"
+difficulty = 1
+prompt.zh-CN = "选一个。"
+prompt.en = "Pick one."
+explanation.zh-CN = "选 b。"
+explanation.en = "Pick b."
+
+[[questions.options]]
+id = "a"
+text.zh-CN = "甲"
+text.en = "A"
+misconception = "no_scale"
+why.zh-CN = "不对。"
+why.en = "Wrong."
+
+[[questions.options]]
+id = "b"
+text.zh-CN = "乙"
+text.en = "B"
+correct = true
+
+[[questions]]
+id = "mini-numeric"
+type = "numeric"
+skills = ["mini-scores"]
+lesson_note = "mini-note"
+prompt.zh-CN = "算一个数。"
+prompt.en = "Compute a number."
+explanation.zh-CN = "权重。"
+explanation.en = "The weight."
+answer = 0.670
+tolerance = 0.0015
+
+[questions.attention]
+q = [[1, 0]]
+k = [[1, 0], [0, 1]]
+v = [[1, 0], [0, 2]]
+mask = [[0, 0]]
+quantity = "weights"
+index = [0, 0]
+
+[[questions]]
+id = "mini-cloze"
+type = "cloze"
+skills = ["mini-scores"]
+lesson_note = "mini-note"
+prompt.zh-CN = "形状是 ____。"
+prompt.en = "The shape is ____."
+explanation.zh-CN = "行是 query。"
+explanation.en = "Rows are queries."
+accepted = ["[Tq, Tk]"]
+
+[[questions]]
+id = "mini-recall"
+type = "recall"
+skills = ["mini-scores"]
+lesson_note = "mini-note"
+prompt.zh-CN = "解释一下。"
+prompt.en = "Explain."
+explanation.zh-CN = "对照答案。"
+explanation.en = "Compare."
+model_answer.zh-CN = "这样。"
+model_answer.en = "Like this."
+key_points = [{ zh-CN = "要点", en = "point" }]
+
+[[questions]]
+id = "mini-ordering"
+type = "ordering"
+skills = ["mini-scores"]
+lesson_note = "mini-note"
+prompt.zh-CN = "排序。"
+prompt.en = "Order them."
+explanation.zh-CN = "先后。"
+explanation.en = "In order."
+
+[[questions.steps]]
+id = "one"
+text.zh-CN = "一"
+text.en = "one"
+
+[[questions.steps]]
+id = "two"
+text.zh-CN = "二"
+text.en = "two"
+
+[[questions.steps]]
+id = "three"
+text.zh-CN = "三"
+text.en = "three"
+
+[[questions]]
+id = "mini-generated"
+type = "generated"
+skills = ["mini-scores"]
+kind = "scores"
+level = 1
+lesson_note = "mini-note"
+prompt.zh-CN = "新数字。"
+prompt.en = "New numbers."
+explanation.zh-CN = "点积。"
+explanation.en = "Dot products."
+"""
+
+
+class MiniBank:
+    """Writes the mini bank (or a broken copy) as questions/lesson-99-mini/."""
+
+    lesson = MINI_LESSON_TOML
+    questions = MINI_QUESTIONS_TOML
+
+    def __init__(self, root):
+        self.root = root
+
+    def write(self, lesson=None, questions=None, extra=None, under="bank"):
+        """Write the bank under root/<under>/questions and return that folder."""
+        from pathlib import Path
+
+        folder = Path(self.root) / under / "questions" / "lesson-99-mini"
+        folder.mkdir(parents=True)
+        files = {
+            "lesson.toml": self.lesson if lesson is None else lesson,
+            "questions.toml": self.questions if questions is None else questions,
+            **(extra or {}),
+        }
+        for name, content in files.items():
+            (folder / name).write_text(content, encoding="utf-8")
+        return folder.parent
+
+
+@pytest.fixture
+def mini_bank(tmp_path):
+    """A writer of small TOML banks in tmp_path: .lesson/.questions texts, .write()."""
+    return MiniBank(tmp_path)

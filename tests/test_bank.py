@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,7 +78,7 @@ def test_the_bank_has_at_least_50_questions(real_bank):
 
 @pytest.mark.parametrize("skill_id", REQUIRED_SKILLS)
 def test_each_skill_has_four_questions_of_two_types(real_bank, skill_id):
-    """Does every skill get ≥ 4 questions of ≥ 2 types, generated where numbers apply?"""
+    """Has every skill ≥ 4 questions of ≥ 2 types, generated where numbers apply?"""
     questions = real_bank.questions_for_skill(skill_id)
     types = {q.type for q in questions}
     assert len(questions) >= 4
@@ -177,8 +176,10 @@ def _engine_value(spec: dict) -> float:
         temperature=spec["temperature"],
     )
     quantity = spec["quantity"]
-    array = trace.exp_unshifted() if quantity == "exp_unshifted" else getattr(
-        trace, quantity
+    array = (
+        trace.exp_unshifted()
+        if quantity == "exp_unshifted"
+        else getattr(trace, quantity)
     )
     return float(array[tuple(spec["index"])])
 
@@ -206,8 +207,9 @@ def _check_std_d64() -> float:
 
 def _check_weight_count() -> float:
     rng = np.random.default_rng(5)
-    trace = attention(rng.normal(size=(5, 3)), rng.normal(size=(7, 3)),
-                      rng.normal(size=(7, 2)))
+    trace = attention(
+        rng.normal(size=(5, 3)), rng.normal(size=(7, 3)), rng.normal(size=(7, 2))
+    )
     return float(trace.weights.size)
 
 
@@ -231,8 +233,7 @@ def _numeric_question_ids() -> list[str]:
 
 
 @pytest.mark.parametrize("question_id", _numeric_question_ids())
-def test_numeric_answer_agrees_with_an_independent_computation(real_bank,
-                                                                question_id):
+def test_numeric_answer_agrees_with_an_independent_computation(real_bank, question_id):
     """Is every numeric answer within half its tolerance of a recomputed value?"""
     question = real_bank.questions[question_id]
     spec = question.data["attention"]
@@ -241,7 +242,9 @@ def test_numeric_answer_agrees_with_an_independent_computation(real_bank,
     else:
         assert question.id in INDEPENDENT_CHECKS, "add a check for this answer"
         exact = INDEPENDENT_CHECKS[question.id]()
-    assert abs(question.data["answer"] - exact) <= question.data["tolerance"] / 2 + 1e-12
+    assert (
+        abs(question.data["answer"] - exact) <= question.data["tolerance"] / 2 + 1e-12
+    )
     assert check_answer(question, repr(exact)).correct
 
 
@@ -263,9 +266,14 @@ def test_the_worked_example_note_quotes_the_engine(real_bank):
     """Do the numbers in the worked-example note match the engine's trace?"""
     trace = attention(**LESSON_EXAMPLE)
     equal = attention([[0, 0]], LESSON_EXAMPLE["k"], LESSON_EXAMPLE["v"])
-    expected = _four_decimals(trace.scores, trace.exp_unshifted(), trace.exp,
-                              trace.exp_unshifted().sum(), trace.weights,
-                              trace.output)
+    expected = _four_decimals(
+        trace.scores,
+        trace.exp_unshifted(),
+        trace.exp,
+        trace.exp_unshifted().sum(),
+        trace.weights,
+        trace.output,
+    )
     body = real_bank.notes["l16-worked-example"].body
     for lang in LANGUAGES:
         quoted = set(re.findall(r"\d+\.\d{4}", body[lang]))
@@ -284,9 +292,10 @@ def test_the_diagnosis_question_quotes_the_engine(real_bank):
     for lang in LANGUAGES:
         for number in _four_decimals(unscaled.weights, unscaled.output):
             assert number in options["a"]["why"][lang]
-        assert f"[{unnormalized[0, 0]:.4f}, {unnormalized[0, 1]:g}]" in question.prompt[
-            lang
-        ]
+        assert (
+            f"[{unnormalized[0, 0]:.4f}, {unnormalized[0, 1]:g}]"
+            in question.prompt[lang]
+        )
 
 
 # --------------------------------------------------------------------------
@@ -349,162 +358,17 @@ def test_presented_steps_are_stable_and_never_solved(real_bank):
 # --------------------------------------------------------------------------
 # A small bank to break on purpose
 
-MINI_LESSON = """\
-id = "lesson-99-mini"
-number = 99
-title.zh-CN = "迷你课"
-title.en = "Mini lesson"
-summary.zh-CN = "只用于测试。"
-summary.en = "For tests only."
-retired = ["mini-old"]
 
-[[prerequisites]]
-id = "lesson-98-elsewhere"
-title.zh-CN = "别处的课"
-title.en = "A lesson elsewhere"
-
-[[skills]]
-id = "mini-scores"
-title.zh-CN = "分数"
-title.en = "Scores"
-can_do.zh-CN = "我能算分数。"
-can_do.en = "I can compute scores."
-
-[[notes]]
-id = "mini-note"
-title.zh-CN = "笔记"
-title.en = "A note"
-body.zh-CN = "正文。"
-body.en = "The body."
-"""
-
-MINI_QUESTIONS = """\
-[[questions]]
-id = "mini-choice"
-type = "choice"
-skills = ["mini-scores"]
-lesson_note = "mini-note"
-difficulty = 1
-prompt.zh-CN = "选一个。"
-prompt.en = "Pick one."
-explanation.zh-CN = "选 b。"
-explanation.en = "Pick b."
-
-[[questions.options]]
-id = "a"
-text.zh-CN = "甲"
-text.en = "A"
-misconception = "no_scale"
-why.zh-CN = "不对。"
-why.en = "Wrong."
-
-[[questions.options]]
-id = "b"
-text.zh-CN = "乙"
-text.en = "B"
-correct = true
-
-[[questions]]
-id = "mini-numeric"
-type = "numeric"
-skills = ["mini-scores"]
-lesson_note = "mini-note"
-prompt.zh-CN = "算一个数。"
-prompt.en = "Compute a number."
-explanation.zh-CN = "权重。"
-explanation.en = "The weight."
-answer = 0.670
-tolerance = 0.0015
-
-[questions.attention]
-q = [[1, 0]]
-k = [[1, 0], [0, 1]]
-v = [[1, 0], [0, 2]]
-mask = [[0, 0]]
-quantity = "weights"
-index = [0, 0]
-
-[[questions]]
-id = "mini-cloze"
-type = "cloze"
-skills = ["mini-scores"]
-lesson_note = "mini-note"
-prompt.zh-CN = "形状是 ____。"
-prompt.en = "The shape is ____."
-explanation.zh-CN = "行是 query。"
-explanation.en = "Rows are queries."
-accepted = ["[Tq, Tk]"]
-
-[[questions]]
-id = "mini-recall"
-type = "recall"
-skills = ["mini-scores"]
-lesson_note = "mini-note"
-prompt.zh-CN = "解释一下。"
-prompt.en = "Explain."
-explanation.zh-CN = "对照答案。"
-explanation.en = "Compare."
-model_answer.zh-CN = "这样。"
-model_answer.en = "Like this."
-key_points = [{ zh-CN = "要点", en = "point" }]
-
-[[questions]]
-id = "mini-ordering"
-type = "ordering"
-skills = ["mini-scores"]
-lesson_note = "mini-note"
-prompt.zh-CN = "排序。"
-prompt.en = "Order them."
-explanation.zh-CN = "先后。"
-explanation.en = "In order."
-
-[[questions.steps]]
-id = "one"
-text.zh-CN = "一"
-text.en = "one"
-
-[[questions.steps]]
-id = "two"
-text.zh-CN = "二"
-text.en = "two"
-
-[[questions.steps]]
-id = "three"
-text.zh-CN = "三"
-text.en = "three"
-
-[[questions]]
-id = "mini-generated"
-type = "generated"
-skills = ["mini-scores"]
-kind = "scores"
-level = 1
-lesson_note = "mini-note"
-prompt.zh-CN = "新数字。"
-prompt.en = "New numbers."
-explanation.zh-CN = "点积。"
-explanation.en = "Dot products."
-"""
-
-
-def write_bank(root: Path, lesson: str = MINI_LESSON, questions: str = MINI_QUESTIONS,
-               extra: dict[str, str] | None = None) -> Path:
-    """Write a one-lesson bank under root/questions and return that folder."""
-    folder = root / "questions" / "lesson-99-mini"
-    folder.mkdir(parents=True)
-    (folder / "lesson.toml").write_text(lesson, encoding="utf-8")
-    (folder / "questions.toml").write_text(questions, encoding="utf-8")
-    for name, text in (extra or {}).items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return root / "questions"
-
-
-def test_the_mini_bank_is_valid(tmp_path):
+def test_the_mini_bank_is_valid(mini_bank):
     """Is the starting point of the broken-copy tests itself valid?"""
-    root = write_bank(tmp_path)
+    root = mini_bank.write()
     loaded = bank.load(root)
     assert list(loaded.questions) == [
-        "mini-choice", "mini-numeric", "mini-cloze", "mini-recall", "mini-ordering",
+        "mini-choice",
+        "mini-numeric",
+        "mini-cloze",
+        "mini-recall",
+        "mini-ordering",
         "mini-generated",
     ]
     assert loaded.retired_ids == frozenset({"mini-old"})
@@ -513,9 +377,9 @@ def test_the_mini_bank_is_valid(tmp_path):
     }
 
 
-def test_one_lesson_folder_loads_on_its_own(tmp_path):
+def test_one_lesson_folder_loads_on_its_own(mini_bank):
     """Can an author validate just their lesson folder?"""
-    root = write_bank(tmp_path)
+    root = mini_bank.write()
     assert bank.validate(root / "lesson-99-mini") == []
 
 
@@ -532,107 +396,228 @@ def _line_of(text: str, marker: str, occurrence: int = 1) -> int:
 # Each case: which file to break, how, the marker of the line the problem must be
 # reported on (its occurrence in the broken file), and a fragment of the message.
 BROKEN = {
-    "bad TOML": ("questions.toml", 'answer = 0.670', 'answer = 0.670 0.1',
-                 "answer = 0.670", "invalid TOML"),
-    "duplicate id": ("questions.toml", 'id = "mini-cloze"', 'id = "mini-choice"',
-                     ('id = "mini-choice"', 2), "duplicate question id 'mini-choice'"),
-    "reused retired id": ("questions.toml", 'id = "mini-recall"', 'id = "mini-old"',
-                          'id = "mini-old"', "was retired"),
-    "missing language": ("questions.toml", 'prompt.en = "Explain."\n', "",
-                         'prompt.zh-CN = "解释一下。"', "missing the language en"),
-    "unknown language key": ("questions.toml", 'prompt.en = "Pick one."',
-                             'prompt.en = "Pick one."\nprompt.zh-cn = "x"',
-                             'prompt.zh-cn = "x"', "unknown language key 'zh-cn'"),
-    "empty text": ("lesson.toml", 'can_do.en = "I can compute scores."',
-                   'can_do.en = "  "', 'can_do.en = "  "',
-                   "can_do.en must be non-empty"),
-    "unknown skill": ("questions.toml", 'skills = ["mini-scores"]\nlesson_note = '
-                      '"mini-note"\nprompt.zh-CN = "形状',
-                      'skills = ["mini-scorez"]\nlesson_note = "mini-note"\n'
-                      'prompt.zh-CN = "形状', 'skills = ["mini-scorez"]',
-                      "unknown skill 'mini-scorez'"),
-    "unknown note": ("questions.toml", 'lesson_note = "mini-note"\nprompt.zh-CN = "算',
-                     'lesson_note = "mini-nope"\nprompt.zh-CN = "算',
-                     'lesson_note = "mini-nope"', "unknown note 'mini-nope'"),
-    "two correct in a single choice": ("questions.toml",
-                                       'misconception = "no_scale"\n',
-                                       "correct = true\n",
-                                       "[[questions.options]]",
-                                       "exactly one option with correct = true"),
-    "no correct option": ("questions.toml", 'text.en = "B"\ncorrect = true',
-                          'text.en = "B"\nwhy.zh-CN = "错"\nwhy.en = "no"',
-                          "[[questions.options]]",
-                          "exactly one option with correct = true; found 0"),
-    "distractor without why": ("questions.toml",
-                               'why.zh-CN = "不对。"\nwhy.en = "Wrong."\n', "",
-                               'id = "a"', "missing 'why'"),
-    "unknown misconception": ("questions.toml", 'misconception = "no_scale"',
-                              'misconception = "no_scaling"',
-                              'misconception = "no_scaling"',
-                              "unknown misconception 'no_scaling'"),
-    "misconception on a correct option": ("questions.toml",
-                                          'text.en = "B"\ncorrect = true',
-                                          'text.en = "B"\ncorrect = true\n'
-                                          'misconception = "no_scale"',
-                                          ('misconception = "no_scale"', 2),
-                                          "only a wrong option"),
-    "unknown kind": ("questions.toml", 'kind = "scores"', 'kind = "score"',
-                     'kind = "score"', "unknown problem kind 'score'"),
-    "unknown level": ("questions.toml", "level = 1", "level = 4", "level = 4",
-                      "unknown problem level 4"),
-    "cloze without accepted": ("questions.toml", 'accepted = ["[Tq, Tk]"]\n', "",
-                               'id = "mini-cloze"', "needs 'accepted'"),
-    "cloze with empty accepted": ("questions.toml", 'accepted = ["[Tq, Tk]"]',
-                                  "accepted = []", 'id = "mini-cloze"',
-                                  "needs 'accepted'"),
-    "cloze without a blank": ("questions.toml", 'prompt.en = "The shape is ____."',
-                              'prompt.en = "The shape is what?"',
-                              'prompt.en = "The shape is what?"', "needs a blank"),
-    "numeric disagrees with the engine": ("questions.toml", "answer = 0.670",
-                                          "answer = 0.672", "answer = 0.672",
-                                          "disagrees with the engine"),
-    "numeric without tolerance": ("questions.toml", "tolerance = 0.0015\n", "",
-                                  'id = "mini-numeric"', "needs 'tolerance'"),
-    "attention index out of range": ("questions.toml", "index = [0, 0]",
-                                     "index = [0, 5]", "[questions.attention]",
-                                     "outside weights"),
-    "unknown key": ("questions.toml", "difficulty = 1", "dificulty = 1",
-                    "dificulty = 1", "unknown key 'dificulty'"),
-    "difficulty out of range": ("questions.toml", "difficulty = 1", "difficulty = 5",
-                                "difficulty = 5", "difficulty must be 1, 2 or 3"),
-    "unknown type": ("questions.toml", 'type = "recall"', 'type = "essay"',
-                     'type = "essay"', "type must be one of"),
-    "bad id": ("questions.toml", 'id = "mini-recall"', 'id = "Mini Recall"',
-               'id = "Mini Recall"', "must be lowercase"),
-    "ordering with two steps": ("questions.toml",
-                                '[[questions.steps]]\nid = "three"\n'
-                                'text.zh-CN = "三"\ntext.en = "three"\n', "",
-                                'id = "mini-ordering"', "at least three"),
-    "duplicate step": ("questions.toml", 'id = "three"', 'id = "two"',
-                       ('id = "two"', 2), "duplicate step id 'two'"),
-    "lesson id differs from folder": ("lesson.toml", 'id = "lesson-99-mini"',
-                                      'id = "lesson-99-other"',
-                                      'id = "lesson-99-other"',
-                                      "must match its folder name"),
-    "prerequisite without title": ("lesson.toml",
-                                   'title.zh-CN = "别处的课"\ntitle.en = '
-                                   '"A lesson elsewhere"\n', "",
-                                   'id = "lesson-98-elsewhere"', "needs a title"),
-    "skill without questions": ("lesson.toml", "[[notes]]",
-                                '[[skills]]\nid = "mini-lonely"\ntitle.zh-CN = "孤"\n'
-                                'title.en = "Lonely"\ncan_do.zh-CN = "我能。"\n'
-                                'can_do.en = "I can."\n\n[[notes]]',
-                                'id = "mini-lonely"', "has no questions yet"),
+    "bad TOML": (
+        "questions.toml",
+        "answer = 0.670",
+        "answer = 0.670 0.1",
+        "answer = 0.670",
+        "invalid TOML",
+    ),
+    "duplicate id": (
+        "questions.toml",
+        'id = "mini-cloze"',
+        'id = "mini-choice"',
+        ('id = "mini-choice"', 2),
+        "duplicate question id 'mini-choice'",
+    ),
+    "reused retired id": (
+        "questions.toml",
+        'id = "mini-recall"',
+        'id = "mini-old"',
+        'id = "mini-old"',
+        "was retired",
+    ),
+    "missing language": (
+        "questions.toml",
+        'prompt.en = "Explain."\n',
+        "",
+        'prompt.zh-CN = "解释一下。"',
+        "missing the language en",
+    ),
+    "unknown language key": (
+        "questions.toml",
+        'prompt.en = "Pick one."',
+        'prompt.en = "Pick one."\nprompt.zh-cn = "x"',
+        'prompt.zh-cn = "x"',
+        "unknown language key 'zh-cn'",
+    ),
+    "empty text": (
+        "lesson.toml",
+        'can_do.en = "I can compute scores."',
+        'can_do.en = "  "',
+        'can_do.en = "  "',
+        "can_do.en must be non-empty",
+    ),
+    "unknown skill": (
+        "questions.toml",
+        'skills = ["mini-scores"]\nlesson_note = "mini-note"\nprompt.zh-CN = "形状',
+        'skills = ["mini-scorez"]\nlesson_note = "mini-note"\nprompt.zh-CN = "形状',
+        'skills = ["mini-scorez"]',
+        "unknown skill 'mini-scorez'",
+    ),
+    "unknown note": (
+        "questions.toml",
+        'lesson_note = "mini-note"\nprompt.zh-CN = "算',
+        'lesson_note = "mini-nope"\nprompt.zh-CN = "算',
+        'lesson_note = "mini-nope"',
+        "unknown note 'mini-nope'",
+    ),
+    "two correct in a single choice": (
+        "questions.toml",
+        'misconception = "no_scale"\n',
+        "correct = true\n",
+        "[[questions.options]]",
+        "exactly one option with correct = true",
+    ),
+    "no correct option": (
+        "questions.toml",
+        'text.en = "B"\ncorrect = true',
+        'text.en = "B"\nwhy.zh-CN = "错"\nwhy.en = "no"',
+        "[[questions.options]]",
+        "exactly one option with correct = true; found 0",
+    ),
+    "distractor without why": (
+        "questions.toml",
+        'why.zh-CN = "不对。"\nwhy.en = "Wrong."\n',
+        "",
+        'id = "a"',
+        "missing 'why'",
+    ),
+    "unknown misconception": (
+        "questions.toml",
+        'misconception = "no_scale"',
+        'misconception = "no_scaling"',
+        'misconception = "no_scaling"',
+        "unknown misconception 'no_scaling'",
+    ),
+    "misconception on a correct option": (
+        "questions.toml",
+        'text.en = "B"\ncorrect = true',
+        'text.en = "B"\ncorrect = true\nmisconception = "no_scale"',
+        ('misconception = "no_scale"', 2),
+        "only a wrong option",
+    ),
+    "unknown kind": (
+        "questions.toml",
+        'kind = "scores"',
+        'kind = "score"',
+        'kind = "score"',
+        "unknown problem kind 'score'",
+    ),
+    "unknown level": (
+        "questions.toml",
+        "level = 1",
+        "level = 4",
+        "level = 4",
+        "unknown problem level 4",
+    ),
+    "cloze without accepted": (
+        "questions.toml",
+        'accepted = ["[Tq, Tk]"]\n',
+        "",
+        'id = "mini-cloze"',
+        "needs 'accepted'",
+    ),
+    "cloze with empty accepted": (
+        "questions.toml",
+        'accepted = ["[Tq, Tk]"]',
+        "accepted = []",
+        'id = "mini-cloze"',
+        "needs 'accepted'",
+    ),
+    "cloze without a blank": (
+        "questions.toml",
+        'prompt.en = "The shape is ____."',
+        'prompt.en = "The shape is what?"',
+        'prompt.en = "The shape is what?"',
+        "needs a blank",
+    ),
+    "numeric disagrees with the engine": (
+        "questions.toml",
+        "answer = 0.670",
+        "answer = 0.672",
+        "answer = 0.672",
+        "disagrees with the engine",
+    ),
+    "numeric without tolerance": (
+        "questions.toml",
+        "tolerance = 0.0015\n",
+        "",
+        'id = "mini-numeric"',
+        "needs 'tolerance'",
+    ),
+    "attention index out of range": (
+        "questions.toml",
+        "index = [0, 0]",
+        "index = [0, 5]",
+        "[questions.attention]",
+        "outside weights",
+    ),
+    "unknown key": (
+        "questions.toml",
+        "difficulty = 1",
+        "dificulty = 1",
+        "dificulty = 1",
+        "unknown key 'dificulty'",
+    ),
+    "difficulty out of range": (
+        "questions.toml",
+        "difficulty = 1",
+        "difficulty = 5",
+        "difficulty = 5",
+        "difficulty must be 1, 2 or 3",
+    ),
+    "unknown type": (
+        "questions.toml",
+        'type = "recall"',
+        'type = "essay"',
+        'type = "essay"',
+        "type must be one of",
+    ),
+    "bad id": (
+        "questions.toml",
+        'id = "mini-recall"',
+        'id = "Mini Recall"',
+        'id = "Mini Recall"',
+        "must be lowercase",
+    ),
+    "ordering with two steps": (
+        "questions.toml",
+        '[[questions.steps]]\nid = "three"\ntext.zh-CN = "三"\ntext.en = "three"\n',
+        "",
+        'id = "mini-ordering"',
+        "at least three",
+    ),
+    "duplicate step": (
+        "questions.toml",
+        'id = "three"',
+        'id = "two"',
+        ('id = "two"', 2),
+        "duplicate step id 'two'",
+    ),
+    "lesson id differs from folder": (
+        "lesson.toml",
+        'id = "lesson-99-mini"',
+        'id = "lesson-99-other"',
+        'id = "lesson-99-other"',
+        "must match its folder name",
+    ),
+    "prerequisite without title": (
+        "lesson.toml",
+        'title.zh-CN = "别处的课"\ntitle.en = "A lesson elsewhere"\n',
+        "",
+        'id = "lesson-98-elsewhere"',
+        "needs a title",
+    ),
+    "skill without questions": (
+        "lesson.toml",
+        "[[notes]]",
+        '[[skills]]\nid = "mini-lonely"\ntitle.zh-CN = "孤"\n'
+        'title.en = "Lonely"\ncan_do.zh-CN = "我能。"\n'
+        'can_do.en = "I can."\n\n[[notes]]',
+        'id = "mini-lonely"',
+        "has no questions yet",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(BROKEN), ids=list(BROKEN))
-def test_each_problem_is_reported_at_its_line(tmp_path, case):
+def test_each_problem_is_reported_at_its_line(mini_bank, case):
     """Does a broken copy give `path:line: message` pointing at the culprit?"""
     file_name, old, new, marker, fragment = BROKEN[case]
-    texts = {"lesson.toml": MINI_LESSON, "questions.toml": MINI_QUESTIONS}
+    texts = {"lesson.toml": mini_bank.lesson, "questions.toml": mini_bank.questions}
     texts[file_name] = _replace(texts[file_name], old, new)
-    root = write_bank(tmp_path, texts["lesson.toml"], texts["questions.toml"])
+    root = mini_bank.write(texts["lesson.toml"], texts["questions.toml"])
     marker, occurrence = marker if isinstance(marker, tuple) else (marker, 1)
     expected_line = _line_of(texts[file_name], marker, occurrence)
 
@@ -650,31 +635,50 @@ def test_each_problem_is_reported_at_its_line(tmp_path, case):
     assert raised.value.problems == problems
 
 
-def test_a_duplicate_across_files_names_the_first_place(tmp_path):
+def _split_off(questions: str, question_id: str) -> tuple[str, str]:
+    """Cut one [[questions]] entry out of a file: (the rest, the entry)."""
+    entries = questions.split("[[questions]]\n")
+    (entry,) = [e for e in entries if e.startswith(f'id = "{question_id}"')]
+    rest = "[[questions]]\n".join(e for e in entries if e is not entry)
+    return rest, "[[questions]]\n" + entry
+
+
+def test_a_duplicate_across_files_names_the_first_place(mini_bank):
     """Does a duplicate id say where the id was first used?"""
-    copy = '[[questions]]\nid = "mini-cloze"\ntype = "cloze"\n' + MINI_QUESTIONS.split(
-        'id = "mini-cloze"\ntype = "cloze"\n'
-    )[1].split("[[questions]]")[0]
-    root = write_bank(tmp_path, extra={"zz-more.toml": copy})
+    _, copy = _split_off(mini_bank.questions, "mini-cloze")
+    root = mini_bank.write(extra={"zz-more.toml": copy})
     problems = bank.validate(root)
     assert len(problems) == 1
     assert problems[0].path.endswith("zz-more.toml")
     assert problems[0].line == 2
-    first_line = _line_of(MINI_QUESTIONS, 'id = "mini-cloze"')
+    first_line = _line_of(mini_bank.questions, 'id = "mini-cloze"')
     assert f"questions.toml:{first_line})" in problems[0].message
 
 
-def test_a_file_that_is_not_utf8_is_a_problem(tmp_path):
+def test_text_that_looks_like_toml_inside_a_long_string_is_not_a_key(mini_bank):
+    """Does a paragraph starting with "[[questions.options]]" not fool the lines?"""
+    tricky = _replace(
+        mini_bank.questions,
+        'prompt.en = "Pick one."',
+        'prompt.en = """\nPick one, given\n[[questions.options]]\nid = "a"\n"""',
+    )
+    broken = _replace(tricky, 'why.zh-CN = "不对。"\nwhy.en = "Wrong."\n', "")
+    (problem,) = bank.validate(mini_bank.write(questions=broken))
+    assert "missing 'why'" in problem.message
+    assert problem.line == _line_of(broken, 'id = "a"', occurrence=2)
+
+
+def test_a_file_that_is_not_utf8_is_a_problem(mini_bank):
     """Is a file saved in another encoding reported instead of crashing?"""
-    root = write_bank(tmp_path)
+    root = mini_bank.write()
     (root / "lesson-99-mini" / "more.toml").write_bytes("题".encode("gb18030"))
     (problem,) = bank.validate(root)
     assert problem.path.endswith("more.toml") and "not UTF-8" in problem.message
 
 
-def test_a_folder_without_lesson_toml_is_a_problem(tmp_path):
+def test_a_folder_without_lesson_toml_is_a_problem(mini_bank):
     """Is a stray lesson folder reported, and a _draft folder ignored?"""
-    root = write_bank(tmp_path)
+    root = mini_bank.write()
     (root / "lesson-100-half").mkdir()
     (root / "_drafts").mkdir()
     (problem,) = bank.validate(root)
@@ -688,36 +692,44 @@ def test_an_empty_folder_has_no_lessons(tmp_path):
     assert "no lessons found" in problem.message
 
 
-def test_options_may_be_written_as_inline_tables(tmp_path):
+INLINE_OPTIONS = """\
+options = [
+  { id = "a", text = { zh-CN = "甲", en = "A" }, why = { zh-CN = "不对", en = "No" } },
+  { id = "b", text = { zh-CN = "乙", en = "B" }, correct = true },
+]
+
+"""
+
+
+def test_options_may_be_written_as_inline_tables(mini_bank):
     """Do inline option tables load, and point at the options line when wrong?"""
-    inline = _replace(
-        MINI_QUESTIONS,
-        MINI_QUESTIONS[MINI_QUESTIONS.index("[[questions.options]]"):
-                       MINI_QUESTIONS.index("[[questions]]\nid = \"mini-numeric\"")],
-        'options = [\n  { id = "a", text = { zh-CN = "甲", en = "A" }, why = '
-        '{ zh-CN = "不对", en = "Wrong" } },\n  { id = "b", text = { zh-CN = "乙", '
-        'en = "B" }, correct = true },\n]\n\n',
+    questions = mini_bank.questions
+    options = questions[
+        questions.index("[[questions.options]]") : questions.index(
+            '[[questions]]\nid = "mini-numeric"'
+        )
+    ]
+    inline = _replace(questions, options, INLINE_OPTIONS)
+    assert bank.validate(mini_bank.write(questions=inline)) == []
+
+    two_right = _replace(
+        inline, 'why = { zh-CN = "不对", en = "No" }', "correct = true"
     )
-    root = write_bank(tmp_path, questions=inline)
-    assert bank.validate(root) == []
-    broken = _replace(inline, 'why = { zh-CN = "不对", en = "Wrong" } }',
-                      "correct = true }")
-    root2 = write_bank(tmp_path / "second", questions=broken)
-    (problem,) = bank.validate(root2)
-    assert problem.line == _line_of(broken, "options = [")
+    (problem,) = bank.validate(mini_bank.write(questions=two_right, under="second"))
+    assert problem.line == _line_of(two_right, "options = [")
+    assert "exactly one option" in problem.message
 
 
-def test_content_hash_follows_the_content_not_the_file(tmp_path):
+def test_content_hash_follows_the_content_not_the_file(mini_bank):
     """Does the sync see an edit, and only an edit, as a change?"""
-    original = bank.load(write_bank(tmp_path / "a")).questions
+    original = bank.load(mini_bank.write(under="a")).questions
+    rest, cloze = _split_off(mini_bank.questions, "mini-cloze")
     moved = bank.load(
-        write_bank(tmp_path / "b", questions="# moved\n\n" + MINI_QUESTIONS)
+        mini_bank.write(under="b", questions=rest, extra={"other.toml": cloze})
     ).questions
-    edited = bank.load(
-        write_bank(tmp_path / "c",
-                   questions=MINI_QUESTIONS.replace("Compute a number.",
-                                                    "Compute one number."))
-    ).questions
+    edited_text = _replace(mini_bank.questions, "Compute a number.", "Compute one.")
+    edited = bank.load(mini_bank.write(under="c", questions=edited_text)).questions
+
     assert {k: q.content_hash for k, q in original.items()} == {
         k: q.content_hash for k, q in moved.items()
     }
@@ -739,8 +751,9 @@ def test_the_loader_is_pure():
         "import sys, quizsvc.bank as b; b.load(); "
         "print(sorted(m for m in ('flask', 'sqlalchemy', 'click') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -768,8 +781,19 @@ def test_every_checkable_question_accepts_its_own_answer(real_bank):
         assert check_answer(question, result.expected).correct, question.id
 
 
-SHAPE_SPELLINGS = ["[Tq,Tk]", "[Tq, Tk]", "(Tq, Tk)", "Tq×Tk", "Tq x Tk", "tq × tk",
-                   "［Ｔｑ，Ｔｋ］", "（Tq，Tk）", "[T_q, T_k]", "  [ Tq ,Tk ]  ", "Tq*Tk"]
+SHAPE_SPELLINGS = [
+    "[Tq,Tk]",
+    "[Tq, Tk]",
+    "(Tq, Tk)",
+    "Tq×Tk",
+    "Tq x Tk",
+    "tq × tk",
+    "［Ｔｑ，Ｔｋ］",
+    "（Tq，Tk）",
+    "[T_q, T_k]",
+    "  [ Tq ,Tk ]  ",
+    "Tq ×Tk",
+]
 
 
 @pytest.mark.parametrize("spelling", SHAPE_SPELLINGS)
@@ -790,8 +814,11 @@ DIM = st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,3}", fullmatch=True).filter(
 
 
 @settings(max_examples=150, deadline=None)
-@given(dims=st.lists(DIM, min_size=2, max_size=4), style=st.integers(0, 3),
-       spaces=st.sampled_from(["", " ", "  "]))
+@given(
+    dims=st.lists(DIM, min_size=2, max_size=4),
+    style=st.integers(0, 3),
+    spaces=st.sampled_from(["", " ", "  "]),
+)
 def test_shape_spellings_agree_for_any_dimensions(dims, style, spaces):
     """For any dimension names, do the four shape notations canonicalize alike?"""
     comma = "," + spaces
@@ -806,16 +833,27 @@ def test_shape_spellings_agree_for_any_dimensions(dims, style, spaces):
 
 def _question(kind: str, **data) -> bank.Question:
     text = {"zh-CN": "题", "en": "q"}
-    return bank.Question(id="t", lesson_id="l", type=kind, skills=("s",), prompt=text,
-                         explanation=text, lesson_note="n", difficulty=None,
-                         data=data, content_hash="")
+    return bank.Question(
+        id="t",
+        lesson_id="l",
+        type=kind,
+        skills=("s",),
+        prompt=text,
+        explanation=text,
+        lesson_note="n",
+        difficulty=None,
+        data=data,
+        content_hash="",
+    )
 
 
 NUMERIC = _question("numeric", answer=-0.25, tolerance=0.001, attention=None)
 
 
-@pytest.mark.parametrize("typed", ["-0.25", "−0.25", "－０．２５", " -0.250 ", "-1/4",
-                                   "−25%", "≈ -0.2504", "-0.249"])
+@pytest.mark.parametrize(
+    "typed",
+    ["-0.25", "−0.25", "－０．２５", " -0.250 ", "-1/4", "−25%", "≈ -0.2504", "-0.249"],
+)
 def test_numeric_answers_are_read_as_people_type_them(typed):
     """Are full-width digits, Unicode minus, fractions and percentages understood?"""
     assert check_answer(NUMERIC, typed).correct
@@ -829,8 +867,7 @@ def test_unreadable_numbers_ask_again(typed):
 
 
 @settings(max_examples=200, deadline=None)
-@given(answer=st.floats(-1e3, 1e3), tolerance=st.floats(0, 1),
-       offset=st.floats(-3, 3))
+@given(answer=st.floats(-1e3, 1e3), tolerance=st.floats(0, 1), offset=st.floats(-3, 3))
 def test_numeric_tolerance_is_an_absolute_band(answer, tolerance, offset):
     """Is a value correct exactly when it lies within the tolerance?"""
     question = _question("numeric", answer=answer, tolerance=tolerance, attention=None)
@@ -844,9 +881,13 @@ def test_numeric_tolerance_is_an_absolute_band(answer, tolerance, offset):
 def _choice(multiple: bool, correct: set[str]) -> bank.Question:
     text = {"zh-CN": "项", "en": "option"}
     options = [
-        {"id": oid, "text": text, "correct": oid in correct,
-         "why": None if oid in correct else {"zh-CN": "错", "en": "wrong"},
-         "misconception": None if oid in correct else "no_scale"}
+        {
+            "id": oid,
+            "text": text,
+            "correct": oid in correct,
+            "why": None if oid in correct else {"zh-CN": "错", "en": "wrong"},
+            "misconception": None if oid in correct else "no_scale",
+        }
         for oid in "abcde"
     ]
     return _question("choice", multiple=multiple, options=options)
@@ -867,10 +908,15 @@ def test_a_wrong_pick_names_its_misconception_and_explains_itself():
     assert result.expected == "b"
 
 
-@pytest.mark.parametrize(("typed", "fragment"), [("z", "No such option"),
-                                                 ("", "Choose an option"),
-                                                 ("a, b", "exactly one option"),
-                                                 (3, "Choose an option")])
+@pytest.mark.parametrize(
+    ("typed", "fragment"),
+    [
+        ("z", "No such option"),
+        ("", "Choose an option"),
+        ("a, b", "exactly one option"),
+        (3, "Choose an option"),
+    ],
+)
 def test_unreadable_choices_ask_again(typed, fragment):
     """Is an impossible choice answer flagged invalid, with a reason?"""
     result = check_answer(_choice(False, {"b"}), typed)
@@ -878,8 +924,10 @@ def test_unreadable_choices_ask_again(typed, fragment):
 
 
 @settings(max_examples=200, deadline=None)
-@given(correct=st.sets(st.sampled_from("abcde"), min_size=1, max_size=4),
-       picked=st.sets(st.sampled_from("abcde"), min_size=1))
+@given(
+    correct=st.sets(st.sampled_from("abcde"), min_size=1, max_size=4),
+    picked=st.sets(st.sampled_from("abcde"), min_size=1),
+)
 def test_multiple_choice_scores_right_minus_wrong(correct, picked):
     """Is a multiple answer correct only as the exact set, scored fairly otherwise?"""
     question = _choice(True, correct)
@@ -891,15 +939,25 @@ def test_multiple_choice_scores_right_minus_wrong(correct, picked):
     assert 0.0 <= result.score <= 1.0
 
 
-ORDERING = _question("ordering", steps=[{"id": s, "text": {"zh-CN": s, "en": s}}
-                                        for s in ["dot", "scale", "exp", "sum", "div"]])
+ORDERING = _question(
+    "ordering",
+    steps=[
+        {"id": s, "text": {"zh-CN": s, "en": s}}
+        for s in ["dot", "scale", "exp", "sum", "div"]
+    ],
+)
 
 
-@pytest.mark.parametrize("typed", ["dot, scale, exp, sum, div",
-                                   "dot → scale → exp → sum → div",
-                                   "dot -> scale -> exp -> sum -> div",
-                                   "DOT scale exp sum div",
-                                   ["dot", "scale", "exp", "sum", "div"]])
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "dot, scale, exp, sum, div",
+        "dot → scale → exp → sum → div",
+        "dot -> scale -> exp -> sum -> div",
+        "DOT scale exp sum div",
+        ["dot", "scale", "exp", "sum", "div"],
+    ],
+)
 def test_an_order_may_be_typed_with_arrows_commas_or_spaces(typed):
     """Is the right order recognised in every usual notation?"""
     assert check_answer(ORDERING, typed).correct
@@ -911,7 +969,7 @@ def test_an_order_scores_the_share_of_pairs_in_order(order):
     """Is only the exact order correct, with partial credit by ordered pairs?"""
     result = check_answer(ORDERING, list(order))
     steps = ["dot", "scale", "exp", "sum", "div"]
-    pairs = [(a, b) for i, a in enumerate(steps) for b in steps[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(steps) for b in steps[i + 1 :]]
     in_order = sum(order.index(a) < order.index(b) for a, b in pairs)
     assert result.correct == (order == steps)
     assert result.score == pytest.approx(in_order / len(pairs))
@@ -926,12 +984,15 @@ def test_reversing_the_steps_scores_zero():
     assert result.score == 0.0
 
 
-@pytest.mark.parametrize(("typed", "fragment"), [
-    ("dot scale exp sum", "missing: div"),
-    ("dot scale exp sum div div", "repeated: div"),
-    ("dot scale exp sum mul", "unknown steps: mul"),
-    ("", "List every step"),
-])
+@pytest.mark.parametrize(
+    ("typed", "fragment"),
+    [
+        ("dot scale exp sum", "missing: div"),
+        ("dot scale exp sum div div", "repeated: div"),
+        ("dot scale exp sum mul", "unknown steps: mul"),
+        ("", "List every step"),
+    ],
+)
 def test_an_incomplete_order_asks_again(typed, fragment):
     """Is a missing, repeated or unknown step reported instead of graded?"""
     result = check_answer(ORDERING, typed)
@@ -967,4 +1028,3 @@ def test_canonical_answer_is_idempotent(text):
     """Does folding an already folded answer change nothing?"""
     once = canonical_answer(text)
     assert canonical_answer(once) == once
-

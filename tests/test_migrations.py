@@ -141,3 +141,57 @@ def test_sqlite_migrations_leave_foreign_keys_enforced(tmp_path):
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     engine.dispose()
+
+
+@pytest.fixture
+def empty_app(empty_database_url):
+    app = create_app(
+        {"TESTING": True, "SECRET_KEY": "x", "DATABASE_URL": empty_database_url}
+    )
+    yield app
+    from quizsvc.db import get_engine
+
+    get_engine(app).dispose()
+
+
+def test_db_commands_upgrade_show_and_downgrade(empty_app):
+    """Do `db upgrade`, `db current` and `db downgrade` do and say what they should?"""
+    from quizsvc.cli import main
+
+    runner = empty_app.test_cli_runner()
+    head = head_revision()
+    empty = runner.invoke(main, ["db", "current"])
+    assert empty.exit_code == 0 and "empty; run `quizsvc db upgrade`" in empty.output
+    up = runner.invoke(main, ["db", "upgrade"])
+    assert up.exit_code == 0 and f"empty → {head}" in up.output
+    assert "up to date" in runner.invoke(main, ["db", "current"]).output
+    again = runner.invoke(main, ["db", "upgrade"])
+    assert f"already at {head}" in again.output
+    kept = runner.invoke(main, ["db", "downgrade", "-1"], input="n\n")
+    assert kept.exit_code == 1 and current_revision_of(empty_app) == head
+    down = runner.invoke(main, ["db", "downgrade", "-1", "--yes"])
+    assert down.exit_code == 0, down.output
+    previous = revisions_oldest_first()[-2]
+    assert f"{head} → {previous}" in down.output
+    assert f"behind {head}" in runner.invoke(main, ["db", "current"]).output
+    base = runner.invoke(main, ["db", "downgrade", "base", "--yes"])
+    assert base.exit_code == 0 and "→ empty" in base.output
+
+
+def current_revision_of(app):
+    from quizsvc.db import get_engine
+
+    return current_revision(get_engine(app))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["db", "upgrade", "no-such-revision"], ["db", "downgrade", "0999", "--yes"]],
+)
+def test_db_commands_refuse_unknown_revisions(empty_app, args):
+    """Is an unknown revision a one-line error with exit code 2?"""
+    from quizsvc.cli import main
+
+    result = empty_app.test_cli_runner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "Can't locate revision" in result.output and "Traceback" not in result.output

@@ -574,7 +574,6 @@ def test_fsrs_predictions_match_fsrs_rs_review_by_review():
         assert model.evaluate([item]).log_loss == pytest.approx(ours, abs=1e-4)
 
 
-@pytest.mark.slow
 def test_fsrs_beats_sm2_on_a_real_review_log():
     """On real reviews, does FSRS-6 predict recall better than Anki's SM-2?"""
     evaluation = scheduling.evaluate_models(Histories.from_log(read_review_log()))

@@ -9,6 +9,8 @@ diagnosis always means something. Pure NumPy and standard library.
 
 from __future__ import annotations
 
+import numpy as np
+
 from quizsvc.problems.draws import Draws
 from quizsvc.problems.model import (
     FORMATS,
@@ -16,6 +18,7 @@ from quizsvc.problems.model import (
     Choice,
     Problem,
     answer_to_json,
+    tolerance_for,
 )
 from quizsvc.problems.pipelines import (
     MISCONCEPTION_NAMES,
@@ -94,18 +97,52 @@ def generate(kind: str, seed: int, level: int = 1) -> Problem:
 
 def _finish(kind: str, seed: int, level: int, draft) -> Problem:
     """Check that the mistakes are told apart, then freeze the problem."""
-    exact = {a.name for a in draft.ask if a.exact}
+    exact = [a.exact for a in draft.ask]
     # Ten units of the last decimal: a learner within tolerance of one pipeline
     # can never be within tolerance of another.
     margin = 10.0 * 10.0**-draft.precision
-    margins = {a.name: (0.5 if a.name in exact else margin) for a in draft.ask}
+    margins = {a.name: (0.5 if e else margin) for a, e in zip(draft.ask, exact,
+                                                               strict=True)}
     runs = draft.runs
     transposable = []
     if draft.transposed and "transposed" not in runs.names:
         transposable = [a.name for a in draft.ask if a.transposable]
-    require_distinct(runs.names, runs.values, margins, transposable)
+    flat = require_distinct(runs.names, runs.values, margins, transposable)
     for array in runs.values.values():
         array.flags.writeable = False
+
+    # What the grader needs to compare an answer with every pipeline at once:
+    # all asked quantities side by side, one row per pipeline.
+    sizes = [runs.values[a.name][0].size for a in draft.ask]
+    spans, start = [], 0
+    for size in sizes:
+        spans.append((start, start + size))
+        start += size
+    never = []
+    if transposable:
+        mirrored = np.empty(flat.shape[1])
+        for ask, (lo, hi) in zip(draft.ask, spans, strict=True):
+            truth = runs.values[ask.name][0]
+            if ask.name not in transposable:
+                mirrored[lo:hi] = truth.ravel()
+            elif truth.shape[0] == truth.shape[1]:
+                mirrored[lo:hi] = truth.T.ravel()
+            else:
+                # Transposed, this matrix has another shape: an answer of the
+                # expected shape never matches it (the grader checks the
+                # other shape directly).
+                mirrored[lo:hi] = 0.0
+                never.append((lo, hi))
+        flat = np.vstack([flat, mirrored])
+    tolerance = tolerance_for(draft.precision)
+    grading = {
+        "flat": flat,
+        "flat_isnan": np.isnan(flat),
+        "starts": np.array([lo for lo, _ in spans]),
+        "spans": spans,
+        "cell_tolerance": np.repeat([1e-9 if e else tolerance for e in exact], sizes),
+        "never": never,
+    }
     return Problem(
         kind=kind,
         seed=seed,
@@ -117,5 +154,5 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
         names=tuple(runs.names),
         stacks=runs.values,
         virtual=("transposed",) if transposable else (),
-        context={**draft.context, "rank": RANK},
+        context={**draft.context, "rank": RANK, "grading": grading},
     )

@@ -8,6 +8,7 @@ they are exactly uniform.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -41,7 +42,7 @@ class Draws:
 
     def integers(self, low: int, high: int, shape: tuple[int, ...]) -> np.ndarray:
         """Return an int64 array of the given shape, entries in [low, high]."""
-        count = int(np.prod(shape))
+        count = math.prod(shape)
         span = high - low + 1
         words = self._bits.random_raw(count)
         if _TWO_64 % span:

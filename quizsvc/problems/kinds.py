@@ -173,11 +173,11 @@ def _qkv_draw(
     tk = tk or draws.choice(level.tk)
     d = draws.choice(level.d)
     dv = draws.choice(level.dv)
-    return (
-        _entries(draws, level, (tq, d)),
-        _entries(draws, level, (tk, d)),
-        _entries(draws, level, (tk, dv)),
-    )
+    # One draw for all three matrices: fewer calls into the generator.
+    flat = _entries(draws, level, (tq * d + tk * d + tk * dv,))
+    q = flat[: tq * d].reshape(tq, d)
+    k = flat[tq * d : tq * d + tk * d].reshape(tk, d)
+    return q, k, flat[tq * d + tk * d :].reshape(tk, dv)
 
 
 def _qkv_given(q, k, v=None, **extra) -> dict[str, Any]:

@@ -108,12 +108,12 @@ class Problem:
     @cached_property
     def answer(self) -> Mapping[str, np.ndarray]:
         """The engine's exact result for each asked quantity."""
-        return {name: stack[0] for name, stack in self.stacks.items()}
+        return {name: stack[0, ...] for name, stack in self.stacks.items()}
 
     @cached_property
     def pipelines(self) -> Mapping[str, Mapping[str, np.ndarray]]:
         """Every pipeline's answers, "correct" first, then the catalog order."""
-        out = {name: {a: self.stacks[a][p] for a in self.stacks}
+        out = {name: {a: self.stacks[a][p, ...] for a in self.stacks}
                for p, name in enumerate(self.names)}
         if "transposed" in self.virtual:
             out["transposed"] = {

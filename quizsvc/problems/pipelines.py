@@ -68,6 +68,10 @@ def softmax_rows(scores: np.ndarray) -> np.ndarray:
 
 def softmax_columns(scores: np.ndarray) -> np.ndarray:
     """Softmax down each column (the mistake); a hidden column gets weight 0."""
+    peak = scores.max(axis=-2, keepdims=True)
+    if np.isfinite(peak).all():  # the usual case, without the guards below
+        shifted = np.exp(scores - peak)
+        return shifted / shifted.sum(axis=-2, keepdims=True)
     with np.errstate(all="ignore"):
         peak = scores.max(axis=-2, keepdims=True)
         empty = peak == -np.inf
@@ -92,16 +96,25 @@ def unnormalized_exp(scores: np.ndarray) -> np.ndarray:
 
 def has_tied_peak(scores: np.ndarray) -> bool:
     """True if some row's largest finite entry occurs twice (within 1e-9)."""
-    if scores.shape[-1] < 2:
-        return False
-    top = np.sort(scores, axis=-1)[..., -2:]
-    with np.errstate(all="ignore"):
-        return bool(((top[..., 1] - top[..., 0] <= 1e-9) & (top[..., 1] > -np.inf))
-                    .any())
+    # Plain Python: for the handful of short rows here it beats NumPy's overhead.
+    for row in scores.reshape(-1, scores.shape[-1]).tolist():
+        top = max(row)
+        if top == -math.inf or top != top:
+            continue
+        if sum(1 for x in row if top - x <= 1e-9) > 1:
+            return True
+    return False
+
+
+def peak_weights(scores: np.ndarray, undefined: np.ndarray) -> np.ndarray:
+    """One-hot weights on each row's largest entry, for rows without ties."""
+    one_hot = (scores == scores.max(axis=-1, keepdims=True)).astype(np.float64)
+    return np.where(undefined[..., None], np.nan, one_hot) if undefined.any() \
+        else one_hot
 
 
 def argmax_weights(scores: np.ndarray) -> np.ndarray:
-    """One-hot weights on each row's largest entry; a fully hidden row is NaN."""
+    """One-hot weights on each row's (first) largest entry; a hidden row is NaN."""
     first = np.argmax(scores, axis=-1)
     one_hot = (np.arange(scores.shape[-1]) == first[..., None]).astype(np.float64)
     peak = np.take_along_axis(scores, first[..., None], axis=-1)
@@ -127,10 +140,11 @@ def applicable_qkv(
 ) -> list[str]:
     """Keep the candidate mistakes that this problem's shapes and mask allow."""
     tq, tk = full.shape
-    masked = not full.all()
+    per_row = full.sum(axis=-1).tolist()
+    masked = sum(per_row) < tq * tk
     # With at most one visible key per row, the softmax is a no-op: leaving it
     # unnormalized or taking the argmax cannot be seen.
-    some_choice = bool((full.sum(axis=-1) >= 2).any())
+    some_choice = max(per_row) >= 2
     allowed = []
     for name in candidates:
         if name in ("no_scale", "scale_by_d", "scale_multiplied") and d == 1:
@@ -178,11 +192,11 @@ def qkv_pipelines(
     scale = 1.0 / math.sqrt(d)
     factors = {"no_scale": 1.0, "scale_by_d": 1.0 / d, "scale_multiplied": math.sqrt(d)}
     count = len(engine_rows)
-    row_scale = np.array([factors.get(n, scale) for n in engine_rows])
     keys = k
     if "k_not_transposed" in engine_rows:
         # Using K for Kᵀ multiplies by K itself, i.e. dots with Kᵀ's rows.
-        keys = np.broadcast_to(k, (count, tk, d)).copy()
+        keys = np.empty((count, tk, d))
+        keys[:] = k
         keys[engine_rows.index("k_not_transposed")] = k.T
     row_visible = np.empty((count, tq, tk), dtype=bool)
     row_visible[:] = full
@@ -190,56 +204,56 @@ def qkv_pipelines(
         row_visible[engine_rows.index("mask_ignored")] = True
     if "causal_flipped" in engine_rows:
         row_visible[engine_rows.index("causal_flipped")] = base & lower.T
+    row_scale = np.array([factors.get(n, scale) for n in engine_rows])
     trace = attention(q * row_scale[:, None, None], keys, v,
                       mask=np.where(row_visible, 0.0, -np.inf), scale=1.0)
-    if "mask_ignored" in engine_rows:
-        row_visible[engine_rows.index("mask_ignored")] = full  # they knew the mask
 
-    scores = trace.scores
-    derived: list[tuple[str, np.ndarray, int]] = []
-    correct_scores = scores[0]
-    if "softmax_over_queries" in names:
-        derived.append(("softmax_over_queries", softmax_columns(correct_scores), 0))
-    if "no_softmax" in names:
-        derived.append(("no_softmax", scores_as_weights(correct_scores), 0))
-    if "unnormalized_exp" in names:
-        exp = np.where(trace.undefined_rows[0][:, None], np.nan, trace.exp[0])
-        derived.append(("unnormalized_exp", exp, 0))
-    if "mask_after_softmax" in names:
+    # Lay every reported pipeline out in catalog order in one array per quantity.
+    order = sorted(["correct", *names], key=RANK.__getitem__)
+    position = {name: i for i, name in enumerate(order)}
+    count_all = len(order)
+    on_engine = [i for i, n in enumerate(engine_rows) if n in position]
+    at = [position[engine_rows[i]] for i in on_engine]
+    scores = np.empty((count_all, tq, tk))
+    weights = np.empty((count_all, tq, tk))
+    visible_flags = np.empty((count_all, tq, tk))
+    visible_flags[:] = full
+    scores[at] = trace.scores[on_engine]
+    weights[at] = trace.weights[on_engine]
+    if "causal_flipped" in position:
+        visible_flags[position["causal_flipped"]] = base & lower.T
+
+    correct_scores = trace.scores[0]
+    undefined = trace.undefined_rows[0]
+    derived = []
+    if "softmax_over_queries" in position:
+        derived.append(("softmax_over_queries", softmax_columns(correct_scores)))
+    if "no_softmax" in position:
+        derived.append(("no_softmax", scores_as_weights(correct_scores)))
+    if "unnormalized_exp" in position:
+        exp = trace.exp[0]
+        if undefined.any():
+            exp = np.where(undefined[:, None], np.nan, exp)
+        derived.append(("unnormalized_exp", exp))
+    if "mask_after_softmax" in position:
         ignored = engine_rows.index("mask_ignored")
-        derived.append(("mask_after_softmax", trace.weights[ignored] * full, ignored))
-    if "hard_argmax" in names:
+        derived.append(("mask_after_softmax", trace.weights[ignored] * full))
+        scores[position["mask_after_softmax"]] = trace.scores[ignored]
+    if "hard_argmax" in position:
         if has_tied_peak(correct_scores):
             raise Degenerate("hard_argmax: a row's largest score is tied")
-        derived.append(("hard_argmax", argmax_weights(correct_scores), 0))
-
-    all_names = engine_rows + [name for name, _, _ in derived]
-    values = {
-        "visible": row_visible.astype(np.float64),
-        "scores": scores,
-        "weights": trace.weights,
-        "output": trace.output,
-    }
+        derived.append(("hard_argmax", peak_weights(correct_scores, undefined)))
+    output = np.empty((count_all, tq, v.shape[1]))
+    output[at] = trace.output[on_engine]
     if derived:
-        weights = np.stack([w for _, w, _ in derived])
-        source = [i for _, _, i in derived]
-        values = {
-            "visible": np.concatenate([values["visible"], values["visible"][[0] *
-                                                                           len(source)]]),
-            "scores": np.concatenate([scores, scores[source]]),
-            "weights": np.concatenate([trace.weights, weights]),
-            "output": np.concatenate([trace.output, matmul(weights, v)]),
-        }
-    return _in_catalog_order(all_names, values, keep=["correct", *names])
-
-
-def _in_catalog_order(names: list[str], values: dict[str, np.ndarray],
-                      keep: list[str]) -> Runs:
-    order = sorted((RANK[n], i) for i, n in enumerate(names) if n in keep)
-    index = [i for _, i in order]
-    if index == list(range(len(names))):
-        return Runs(names, values)
-    return Runs([names[i] for i in index], {q: a[index] for q, a in values.items()})
+        rows = [position[name] for name, _ in derived]
+        weights[rows] = [w for _, w in derived]
+        output[rows] = weights[rows] @ v  # NaN rows stay NaN; no inf here
+        plain = [r for (name, _), r in zip(derived, rows, strict=True)
+                 if name != "mask_after_softmax"]
+        scores[plain] = correct_scores
+    return Runs(order, {"visible": visible_flags, "scores": scores,
+                        "weights": weights, "output": output})
 
 
 # ---------------------------------------------------------------------------
@@ -319,37 +333,52 @@ def close(a: np.ndarray, b: np.ndarray, tolerance: float) -> np.ndarray:
         return near | (a == b) | (np.isnan(a) & np.isnan(b))
 
 
+# Stand-ins for NaN and ±inf so that plain subtraction compares any two values;
+# no computed value comes near them.
+NAN_STAND_IN, INF_STAND_IN = 1e300, 1.5e300
+
+
+def comparable(values: np.ndarray) -> np.ndarray:
+    """Map NaN and ±inf to finite stand-ins, so |a − b| compares everything."""
+    finite = np.where(values != values, NAN_STAND_IN, values)
+    return np.maximum(np.minimum(finite, INF_STAND_IN), -INF_STAND_IN)
+
+
 def require_distinct(
     names: list[str],
     stacks: dict[str, np.ndarray],
     margins: dict[str, float],
     transposable: Iterable[str] = (),
-) -> None:
+) -> np.ndarray:
     """Raise `Degenerate` unless every pipeline differs from every other.
 
     `stacks[q]` holds quantity q for every pipeline (pipeline first). Each pair
     must differ, in at least one cell of one quantity, by more than that
     quantity's margin. With `transposable` quantities the "transposed" mistake
     (those written transposed, the rest right) must differ from all too.
+    Returns the stacks flattened side by side, [pipelines, cells].
     """
     count = len(names)
     flat = np.concatenate([stacks[q].reshape(count, -1) for q in margins], axis=1)
-    margin = np.concatenate([np.full(stacks[q][0].size, margins[q]) for q in margins])
-    apart = differs(flat[:, None, :], flat[None, :, :], margin).any(axis=-1)
+    sizes = [stacks[q][0].size for q in margins]
+    margin = np.repeat(list(margins.values()), sizes)
+    plain = comparable(flat)
+    apart = (np.abs(plain[:, None, :] - plain[None, :, :]) > margin).any(axis=-1)
     np.fill_diagonal(apart, True)
     if not apart.all():
         first, second = np.argwhere(~apart)[0]
         raise Degenerate(f"{names[first]} and {names[second]} give the same answer")
     transposable = list(transposable)
-    if not transposable:
-        return
-    if any(stacks[q].shape[1] != stacks[q].shape[2] for q in transposable):
-        return  # a transposed answer has another shape: always told apart
-    mirrored = np.concatenate([
-        (stacks[q][0].T if q in transposable else stacks[q][0]).ravel()
-        for q in margins
-    ])
-    apart_t = differs(flat, mirrored[None, :], margin).any(axis=-1)
-    if not apart_t.all():
-        other = names[int(np.argmin(apart_t))]
-        raise Degenerate(f"transposed and {other} give the same answer")
+    if transposable and all(
+        stacks[q].shape[1] == stacks[q].shape[2] for q in transposable
+    ):
+        mirrored = comparable(np.concatenate([
+            (stacks[q][0].T if q in transposable else stacks[q][0]).ravel()
+            for q in margins
+        ]))
+        apart_t = (np.abs(plain - mirrored) > margin).any(axis=-1)
+        if not apart_t.all():
+            other = names[int(np.argmin(apart_t))]
+            raise Degenerate(f"transposed and {other} give the same answer")
+    # Otherwise a transposed answer has another shape: always told apart.
+    return flat

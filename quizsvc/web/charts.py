@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from datetime import date
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -120,5 +121,194 @@ def bar_chart_svg(
             f'<text class="value" data-index="{i}" x="{label_width + inner + 6}" '
             f'y="{y + bar_height * 0.7}">{escape(value_format.format(value))}</text>'
         )
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+# Calendar shades: no answers, then four steps of the accent blue.
+_CALENDAR_SHADES = ("#ebedf0", "#c6dbf7", "#8fb6ec", "#3f7fd6", "#1a4c95")
+
+
+def calendar_level(count: int, busiest: int) -> int:
+    """Return the shade (0-4) of a day with `count` answers; 0 only for none."""
+    if count <= 0 or busiest <= 0:
+        return 0
+    return min(4, max(1, math.ceil(4 * count / busiest)))
+
+
+def calendar_heatmap_svg(
+    days: Sequence[date],
+    counts: Sequence[int],
+    *,
+    title: str,
+    desc: str,
+    weekday_labels: Sequence[str],
+    month_labels: Sequence[str],
+    cell_titles: Sequence[str],
+    today: date | None = None,
+    cell: int = 20,
+    gap: int = 3,
+) -> Markup:
+    """Return an accessible calendar heatmap: weeks as columns, Monday on top.
+
+    `days` are consecutive and start on a Monday; `cell_titles` give each day's
+    tooltip, `weekday_labels` the 7 row labels (blank to skip one) and
+    `month_labels` the 12 month names written above a month's first week.
+    """
+    if len(days) != len(counts) or len(days) != len(cell_titles):
+        raise ValueError("days, counts and cell_titles must have the same length")
+    if days and days[0].weekday() != 0:
+        raise ValueError("the calendar must start on a Monday")
+    weeks = max(1, math.ceil(len(days) / 7))
+    left, top, step = 30, 18, cell + gap
+    legend_top = top + 7 * step + 6
+    width, height = left + weeks * step + 2, legend_top + cell
+    busiest = max(counts, default=0)
+    parts = [
+        f'<svg class="calendar" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title><desc>{escape(desc)}</desc>",
+    ]
+    for row, label in enumerate(weekday_labels):
+        if label:
+            y = top + row * step + cell * 0.75
+            parts.append(f'<text x="{left - 5}" y="{y}" text-anchor="end" '
+                         f'class="axis">{escape(label)}</text>')
+    # A month's name sits above the column holding its day 1, and above the
+    # first column for the month the calendar opens in (unless the next column
+    # already names a month: two names would overlap).
+    starts = [next((d for d in days[c * 7:c * 7 + 7] if d.day == 1), None)
+              for c in range(weeks)]
+    for column, first_of_month in enumerate(starts):
+        opening = column == 0 and not (weeks > 1 and starts[1] is not None)
+        if first_of_month is not None or (opening and days):
+            month = (first_of_month or days[0]).month
+            parts.append(f'<text x="{left + column * step}" y="12" class="axis">'
+                         f'{escape(month_labels[month - 1])}</text>')
+    for index, (day, count, tip) in enumerate(zip(days, counts, cell_titles,
+                                                   strict=True)):
+        column, row = divmod(index, 7)
+        x, y = left + column * step, top + row * step
+        level = calendar_level(int(count), int(busiest))
+        outline = ' stroke="#1d2330" stroke-width="2"' if day == today else ""
+        parts.append(
+            f'<rect class="day" data-date="{day.isoformat()}" data-count="{int(count)}" '
+            f'data-level="{level}" x="{x}" y="{y}" width="{cell}" height="{cell}" '
+            f'rx="3" fill="{_CALENDAR_SHADES[level]}"{outline}>'
+            f"<title>{escape(tip)}</title></rect>"
+        )
+    for level, shade in enumerate(_CALENDAR_SHADES):
+        x = width - (len(_CALENDAR_SHADES) - level) * (cell * 0.6 + 3) - 2
+        parts.append(f'<rect x="{x:.1f}" y="{legend_top}" width="{cell * 0.6:.1f}" '
+                     f'height="{cell * 0.6:.1f}" rx="2" fill="{shade}"/>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def column_chart_svg(
+    values: Sequence[float],
+    labels: Sequence[str],
+    *,
+    title: str,
+    sublabels: Sequence[str] | None = None,
+    highlight: int | None = None,
+    value_format: str = "{:g}",
+    bar: int = 18,
+    gap: int = 4,
+    plot_height: int = 110,
+) -> Markup:
+    """Return an accessible vertical bar chart with the value above each bar."""
+    if len(values) != len(labels):
+        raise ValueError("values and labels must have the same length")
+    sublabels = list(sublabels) if sublabels is not None else [""] * len(values)
+    step, left, top = bar + gap, 6, 16
+    width = left + len(values) * step + 4
+    baseline = top + plot_height
+    height = baseline + (30 if any(sublabels) else 18)
+    finite = [v for v in values if not math.isnan(v)]
+    largest = max(finite, default=0.0)
+    summary = "; ".join(
+        f"{label}{(' ' + sub) if sub else ''}: {value_format.format(v)}"
+        for label, sub, v in zip(labels, sublabels, values, strict=True)
+    )
+    parts = [
+        f'<svg class="columns" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>",
+        f'<line x1="{left}" y1="{baseline}" x2="{width - 2}" y2="{baseline}" '
+        'stroke="#9aa3b2"/>',
+    ]
+    for i, (value, label, sub) in enumerate(zip(values, labels, sublabels,
+                                                strict=True)):
+        x = left + i * step
+        share = 0.0 if largest <= 0 or math.isnan(value) else max(value, 0) / largest
+        tall = share * plot_height
+        fill = "#b3261e" if i == highlight else "#1f5fbf"
+        center = x + bar / 2
+        parts.append(
+            f'<rect class="column" data-index="{i}" x="{x}" y="{baseline - tall:.1f}" '
+            f'width="{bar}" height="{tall:.1f}" fill="{fill}"/>'
+            f'<text class="value" x="{center}" y="{baseline - tall - 3:.1f}" '
+            f'text-anchor="middle">{escape(value_format.format(value))}</text>'
+            f'<text class="axis" x="{center}" y="{baseline + 13}" '
+            f'text-anchor="middle">{escape(label)}</text>'
+        )
+        if sub:
+            parts.append(f'<text class="axis" x="{center}" y="{baseline + 26}" '
+                         f'text-anchor="middle">{escape(sub)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+
+
+def visibility_svg(
+    visible: np.ndarray,
+    *,
+    title: str,
+    visible_text: str,
+    hidden_text: str,
+    row_labels: Sequence[str] | None = None,
+    col_labels: Sequence[str] | None = None,
+    cell: int = 36,
+) -> Markup:
+    """Return an accessible grid of which key each query may see (✓) or not (×)."""
+    flags = np.atleast_2d(np.asarray(visible, dtype=bool))
+    rows, cols = flags.shape
+    row_labels = list(row_labels or [f"q{i}" for i in range(rows)])
+    col_labels = list(col_labels or [f"k{j}" for j in range(cols)])
+    left, top = 36, 24
+    width, height = left + cols * cell + 4, top + rows * cell + 4
+    summary = "; ".join(
+        f"{row_labels[i]}: "
+        + ", ".join(
+            f"{col_labels[j]} {visible_text if flags[i, j] else hidden_text}"
+            for j in range(cols)
+        )
+        for i in range(rows)
+    )
+    parts = [
+        f'<svg class="visibility" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>",
+    ]
+    for j, label in enumerate(col_labels):
+        parts.append(f'<text x="{left + j * cell + cell / 2}" y="16" '
+                     f'text-anchor="middle" class="axis">{escape(label)}</text>')
+    for i, label in enumerate(row_labels):
+        parts.append(f'<text x="{left - 6}" y="{top + i * cell + cell / 2 + 4}" '
+                     f'text-anchor="end" class="axis">{escape(label)}</text>')
+        for j in range(cols):
+            seen = bool(flags[i, j])
+            x, y = left + j * cell, top + i * cell
+            word = visible_text if seen else hidden_text
+            parts.append(
+                f'<rect class="{"seen" if seen else "hidden"}" x="{x}" y="{y}" '
+                f'width="{cell - 2}" height="{cell - 2}" '
+                f'fill="{"#dff1e4" if seen else "#f1f1f1"}" stroke="#ccd">'
+                f"<title>{escape(row_labels[i])} → {escape(col_labels[j])}: "
+                f"{escape(word)}</title></rect>"
+                f'<text x="{x + (cell - 2) / 2}" y="{y + cell / 2 + 4}" '
+                f'text-anchor="middle" class="cell" '
+                f'fill="{"#1b7f3b" if seen else "#777"}">{"✓" if seen else "×"}</text>'
+            )
     parts.append("</svg>")
     return Markup("".join(parts))

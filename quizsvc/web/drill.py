@@ -185,11 +185,32 @@ def _details(review: Review) -> dict[str, Any]:
         except ValueError:
             typed = stored
         check = bank_module.check_answer(question, typed)
-        details.update(check=check, typed=stored)
+        details.update(check=check, typed=stored,
+                       expected_text=_expected_text(question, check, lang),
+                       wrong_text=_option_texts(question, check.detail.get("wrong", []),
+                                                lang))
     elif question.type == "recall":
         details.update(typed=stored)
     details.update(drill.reveal(question, lang))
     return details
+
+
+def _option_texts(question, option_ids, lang: str) -> list[str]:
+    """Label options as "c · V" so a learner sees what they picked, not a letter."""
+    if question.type != "choice":
+        return []
+    texts = {o["id"]: o["text"].get(lang) for o in question.data["options"]}
+    return [f"{oid} · {texts.get(oid, '')}" for oid in option_ids]
+
+
+def _expected_text(question, check, lang: str) -> list[str]:
+    """The right answer as text lines, in the page's language."""
+    if question.type == "choice":
+        return _option_texts(question, check.detail.get("correct", []), lang)
+    if question.type == "ordering":
+        return [f"{n}. {step['text'].get(lang)}"
+                for n, step in enumerate(question.data["steps"], start=1)]
+    return [check.expected]
 
 
 @bp.get("/drill/result/<int:review_id>")

@@ -1,0 +1,403 @@
+"""Recording answers, explanations and self-assessments (each backend)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from quizsvc import scheduling
+from quizsvc.models import Card, Explanation, Review, SelfAssessment
+from quizsvc.scheduling import GradedAnswer, Rating
+from quizsvc.services import Conflict, InvalidInput, NotFound
+from quizsvc.services.bank_sync import sync_bank
+from quizsvc.services.reviews import (
+    close_open_item,
+    get_open_item,
+    open_item,
+    record_answer,
+    record_explanation,
+    record_self_assessment,
+)
+from quizsvc.services.settings import update_settings
+from quizsvc.services.users import create_user
+
+T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+RIGHT = GradedAnswer(correct=True)
+WRONG = GradedAnswer(correct=False, score=0.0)
+_learner_numbers = itertools.count()
+
+
+@pytest.fixture
+def learner(db_session, small_bank):
+    """A learner on a database holding the small bank."""
+    sync_bank(db_session, small_bank, now=T0)
+    user = create_user(db_session, "lin", now=T0)
+    db_session.commit()
+    return user
+
+
+def count(session, model) -> int:
+    return session.scalar(select(func.count()).select_from(model))
+
+
+def test_a_right_answer_is_stored_and_schedules_the_card(db_session, learner):
+    """Does a first right answer store a Good review and move the card into learning?"""
+    result = record_answer(
+        db_session,
+        learner,
+        "scores-1",
+        graded=RIGHT,
+        duration_ms=8000,
+        answer_text="0.7071",
+        now=T0,
+    )
+    db_session.commit()
+    assert (result.rating, result.correct, result.replayed) == (
+        Rating.GOOD,
+        True,
+        False,
+    )
+    review = db_session.get(Review, result.review_id)
+    assert review.answer_text == "0.7071" and review.duration_ms == 8000
+    assert review.state_before == scheduling.STATE_NEW
+    card = db_session.get(Card, result.card_id)
+    assert card.reps == 1 and card.state == scheduling.STATE_LEARNING
+    assert card.due == result.due == T0 + scheduling.LEARNING_STEPS[1]
+    assert result.to_dict()["rating_name"] == "good"
+
+
+def test_the_card_follows_the_fsrs_transition_answer_after_answer(db_session, learner):
+    """Is the stored card the scheduler's card after each answer, fuzz included?"""
+    now, expected = T0, scheduling.CardState()
+    for answer, wait in [
+        (RIGHT, 0),
+        (RIGHT, 10),
+        (WRONG, 60 * 24 * 5),
+        (RIGHT, 10),
+        (RIGHT, 60 * 24 * 3),
+    ]:
+        now += timedelta(minutes=wait)
+        result = record_answer(db_session, learner, "output-1", graded=answer, now=now)
+        rating = Rating.GOOD if answer.correct else Rating.AGAIN
+        expected = scheduling.review_card(
+            expected,
+            rating,
+            now,
+            seed=scheduling.fuzz_seed(result.card_id, expected.reps),
+        )
+    db_session.commit()
+    card = db_session.get(Card, result.card_id)
+    assert (card.state, card.step, card.due, card.reps, card.lapses) == (
+        expected.state,
+        expected.step,
+        expected.due,
+        expected.reps,
+        expected.lapses,
+    )
+    assert card.stability == pytest.approx(expected.stability)
+
+
+def test_a_fast_clean_answer_is_easy_once_the_learner_has_a_pace(db_session, learner):
+    """After five timed right answers of a type, is a faster one rated Easy?"""
+    now = T0
+    for minutes in range(5):
+        now = T0 + timedelta(days=minutes)
+        first = record_answer(
+            db_session, learner, "scores-1", graded=RIGHT, duration_ms=20_000, now=now
+        )
+        assert first.rating == Rating.GOOD
+    quick = record_answer(
+        db_session,
+        learner,
+        "weights-1",
+        graded=RIGHT,
+        duration_ms=5_000,
+        now=now + timedelta(minutes=1),
+    )
+    slow = record_answer(
+        db_session,
+        learner,
+        "output-1",
+        graded=RIGHT,
+        duration_ms=30_000,
+        now=now + timedelta(minutes=2),
+    )
+    hinted = record_answer(
+        db_session,
+        learner,
+        "shapes-1",
+        graded=GradedAnswer(correct=True, hint_used=True),
+        duration_ms=1_000,
+        now=now + timedelta(minutes=3),
+    )
+    assert (quick.rating, slow.rating, hinted.rating) == (
+        Rating.EASY,
+        Rating.GOOD,
+        Rating.HARD,
+    )
+
+
+def test_recall_items_are_rated_by_the_learner(db_session, learner):
+    """Is a recall item rated by the learner, Pass/Fail in two-button mode?"""
+    good = record_answer(db_session, learner, "shapes-2", self_rating="easy", now=T0)
+    assert good.rating == Rating.EASY and good.correct
+    with pytest.raises(InvalidInput, match="self_rating"):
+        record_answer(db_session, learner, "scores-2", graded=RIGHT, now=T0)
+    update_settings(db_session, learner, two_button_mode=True, now=T0)
+    failed = record_answer(db_session, learner, "scores-2", self_rating="fail", now=T0)
+    assert failed.rating == Rating.AGAIN and not failed.correct
+    with pytest.raises(InvalidInput, match="pass, fail"):
+        record_answer(db_session, learner, "scores-2", self_rating="hard", now=T0)
+    with pytest.raises(InvalidInput, match="graded"):
+        record_answer(db_session, learner, "scores-1", self_rating="good", now=T0)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"duration_ms": -1}, "duration_ms"),
+        ({"duration_ms": 10**9}, "duration_ms"),
+        ({"answer_text": "x" * 10_001}, "answer"),
+        ({"idempotency_key": " "}, "idempotency key"),
+        ({"idempotency_key": "k" * 129}, "idempotency key"),
+        ({"problem_level": 0}, "problem_level"),
+        ({"problem_seed": -5}, "problem_seed"),
+        ({"misconception": ""}, "misconception"),
+        ({"now": datetime(2026, 1, 1)}, "naive"),
+    ],
+)
+def test_bad_input_is_refused_and_stores_nothing(
+    db_session, learner, arguments, message
+):
+    """Is bad input refused with a reason, leaving no half-written record?"""
+    with pytest.raises(InvalidInput, match=message):
+        record_answer(
+            db_session, learner, "scores-1", graded=RIGHT, **{"now": T0, **arguments}
+        )
+    db_session.flush()
+    assert count(db_session, Review) == 0 and count(db_session, Card) == 0
+
+
+def test_unknown_items_are_not_found(db_session, learner):
+    """Is an answer to an item that does not exist a NotFound?"""
+    with pytest.raises(NotFound):
+        record_answer(db_session, learner, "no-such-item", graded=RIGHT, now=T0)
+
+
+def test_a_retried_answer_returns_the_first_result_and_stores_nothing(
+    db_session, learner
+):
+    """Does the same idempotency key sent again replay the first result?"""
+    first = record_answer(
+        db_session, learner, "scores-1", graded=WRONG, idempotency_key="abc", now=T0
+    )
+    db_session.commit()
+    retry = record_answer(
+        db_session,
+        learner,
+        "scores-1",
+        graded=RIGHT,
+        idempotency_key="abc",
+        now=T0 + timedelta(seconds=30),
+    )
+    db_session.commit()
+    assert retry.replayed and not first.replayed
+    assert retry == first.__class__(**{**first.__dict__, "replayed": True})
+    assert count(db_session, Review) == 1
+    assert db_session.get(Card, first.card_id).reps == 1
+    with pytest.raises(Conflict, match="new key"):
+        record_answer(
+            db_session, learner, "output-1", graded=RIGHT, idempotency_key="abc", now=T0
+        )
+
+
+def test_idempotency_keys_belong_to_one_learner(db_session, learner):
+    """Can two learners use the same key without clashing?"""
+    other = create_user(db_session, "mei", now=T0)
+    a = record_answer(
+        db_session, learner, "scores-1", graded=RIGHT, idempotency_key="same", now=T0
+    )
+    b = record_answer(
+        db_session, other, "scores-1", graded=RIGHT, idempotency_key="same", now=T0
+    )
+    assert a.review_id != b.review_id and not b.replayed
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    answers=st.lists(
+        st.tuples(
+            st.sampled_from(["scores-1", "output-1"]),
+            st.sampled_from("abcd"),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_each_key_is_stored_once_however_often_it_is_sent(db_session, learner, answers):
+    """For any sequence of sends, is there one review per distinct key?"""
+    user = create_user(db_session, f"hypothesis-{next(_learner_numbers)}", now=T0)
+    first_item, first_result = {}, {}
+    for step, (item, key, right) in enumerate(answers):
+        item = first_item.setdefault(key, item)
+        result = record_answer(
+            db_session,
+            user,
+            item,
+            graded=RIGHT if right else WRONG,
+            idempotency_key=key,
+            now=T0 + timedelta(minutes=step),
+        )
+        if key in first_result:
+            assert result.replayed and result.review_id == first_result[key].review_id
+        else:
+            first_result[key] = result
+    stored = db_session.scalar(
+        select(func.count()).select_from(Review).where(Review.user_id == user.id)
+    )
+    assert stored == len(first_result)
+    db_session.rollback()
+
+
+def run_together(engine, work, copies=2):
+    """Run `work(session)` in threads that start at the same moment; commit each."""
+    barrier = threading.Barrier(copies)
+    results, errors = [], []
+
+    def worker():
+        with Session(engine, expire_on_commit=False) as session:
+            try:
+                barrier.wait()
+                results.append(work(session))
+                session.commit()
+            except Exception as exc:  # reported to the test below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(copies)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    return results
+
+
+def test_a_retry_racing_the_original_stores_one_review(db_engine, db_session, learner):
+    """When the first request and its retry arrive together, is one review stored?"""
+    results = run_together(
+        db_engine,
+        lambda s: record_answer(
+            s,
+            s.merge(learner),
+            "weights-1",
+            graded=RIGHT,
+            idempotency_key="race",
+            now=T0,
+        ),
+    )
+    assert sorted(r.replayed for r in results) == [False, True]
+    assert len({r.review_id for r in results}) == 1
+    assert count(db_session, Review) == 1
+
+
+def test_two_answers_racing_on_one_new_card_both_count(db_engine, db_session, learner):
+    """Do two simultaneous answers to a new item both land on one card?"""
+    keys = iter(["one", "two"])
+    lock = threading.Lock()
+
+    def answer(session):
+        with lock:
+            key = next(keys)
+        return record_answer(
+            session,
+            session.merge(learner),
+            "weights-1",
+            graded=RIGHT,
+            idempotency_key=key,
+            now=T0,
+        )
+
+    results = run_together(db_engine, answer)
+    assert len({r.card_id for r in results}) == 1
+    assert db_session.get(Card, results[0].card_id).reps == 2
+    assert count(db_session, Review) == 2
+
+
+def test_explanations_follow_wrong_answers_only(db_session, learner):
+    """Can a learner explain a wrong answer (and reword it), but not a right one?"""
+    wrong = record_answer(db_session, learner, "scores-1", graded=WRONG, now=T0)
+    right = record_answer(db_session, learner, "output-1", graded=RIGHT, now=T0)
+    first = record_explanation(
+        db_session, learner, wrong.review_id, "  我忘了除以 √d  ", now=T0
+    )
+    assert first.body == "我忘了除以 √d"
+    second = record_explanation(
+        db_session,
+        learner,
+        wrong.review_id,
+        "I forgot to divide by √d",
+        now=T0 + timedelta(1),
+    )
+    assert second.id == first.id and count(db_session, Explanation) == 1
+    with pytest.raises(InvalidInput, match="wrong answers"):
+        record_explanation(db_session, learner, right.review_id, "why not", now=T0)
+    with pytest.raises(InvalidInput, match="characters"):
+        record_explanation(db_session, learner, wrong.review_id, "   ", now=T0)
+    stranger = create_user(db_session, "nosy", now=T0)
+    with pytest.raises(NotFound):
+        record_explanation(db_session, stranger, wrong.review_id, "mine?", now=T0)
+
+
+def test_self_assessments_are_a_history(db_session, learner):
+    """Are self-assessments appended (not overwritten) and checked?"""
+    record_self_assessment(db_session, learner, "scores", 1, now=T0)
+    record_self_assessment(
+        db_session, learner, "scores", 3, note=" 能讲清楚 ", now=T0 + timedelta(days=2)
+    )
+    levels = db_session.execute(
+        select(SelfAssessment.level, SelfAssessment.note).order_by(
+            SelfAssessment.assessed_at
+        )
+    ).all()
+    assert levels == [(1, None), (3, "能讲清楚")]
+    with pytest.raises(InvalidInput):
+        record_self_assessment(db_session, learner, "scores", 4, now=T0)
+    with pytest.raises(InvalidInput):
+        record_self_assessment(db_session, learner, "scores", True, now=T0)
+    with pytest.raises(NotFound):
+        record_self_assessment(db_session, learner, "juggling", 2, now=T0)
+
+
+def test_the_open_item_closes_when_it_is_answered(db_session, learner):
+    """Is the drill's open item remembered, replaced, and closed by its answer?"""
+    open_item(db_session, learner, "scores-1", now=T0)
+    opened = open_item(
+        db_session,
+        learner,
+        "weights-1",
+        problem_kind="lesson_example",
+        problem_seed=7,
+        problem_level=2,
+        now=T0,
+    )
+    assert get_open_item(db_session, learner).item_id == "weights-1"
+    assert opened.problem_seed == 7
+    record_answer(db_session, learner, "scores-1", graded=RIGHT, now=T0)
+    assert get_open_item(db_session, learner) is not None  # another item's answer
+    record_answer(db_session, learner, "weights-1", graded=RIGHT, now=T0)
+    assert get_open_item(db_session, learner) is None
+    assert close_open_item(db_session, learner) is False
+    with pytest.raises(NotFound):
+        open_item(db_session, learner, "nothing-here", now=T0)
