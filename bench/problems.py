@@ -63,7 +63,7 @@ def wrong_answers(problem, turn: int) -> dict:
     """A misconception's answers (rotating), or a perturbed correct answer."""
     names = problem.misconceptions
     if names:
-        return as_submitted(problem, problem.pipelines[names[turn % len(names)]])
+        return as_submitted(problem, problem.pipeline(names[turn % len(names)]))
     values = dict(problem.answer)
     first = problem.ask[0]
     values[first.name] = values[first.name] + 1.0

@@ -224,17 +224,21 @@ def decay_of(parameters: Sequence[float]) -> float:
     return float(parameters[20])
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_NAT = np.iinfo(np.int64).min  # how NumPy stores NaT
+
+
 def to_datetime64(moments: Iterable[datetime | None]) -> np.ndarray:
     """Convert aware datetimes to UTC datetime64[us] (None becomes NaT)."""
-    return np.array(
-        [
-            np.datetime64(_as_utc(m).replace(tzinfo=None), "us")
-            if m is not None
-            else np.datetime64("NaT")
-            for m in moments
-        ],
-        dtype="datetime64[us]",
-    )
+    try:
+        micros = np.fromiter(
+            ((m - _EPOCH) // _MICROSECOND if m is not None else _NAT for m in moments),
+            dtype=np.int64,
+        )
+    except TypeError:
+        raise ValueError("naive datetime: pass timezone-aware ones") from None
+    return micros.view("datetime64[us]")
 
 
 def elapsed_days(last_review: np.ndarray, now: datetime) -> np.ndarray:
@@ -242,11 +246,13 @@ def elapsed_days(last_review: np.ndarray, now: datetime) -> np.ndarray:
 
     `last_review` holds datetime64 values (NaT for never reviewed → NaN).
     """
-    last = np.asarray(last_review, dtype="datetime64[us]")
-    now64 = np.datetime64(_as_utc(now).replace(tzinfo=None), "us")
-    micros = (now64 - last).astype("timedelta64[us]").astype(np.int64)
-    days = np.floor_divide(micros, DAY_MICROSECONDS).astype(float)
-    return np.where(np.isnat(last), np.nan, days)
+    last = np.asarray(last_review, dtype="datetime64[us]").view(np.int64)
+    now_us = (_as_utc(now) - _EPOCH) // _MICROSECOND
+    delta = now_us - last
+    delta //= DAY_MICROSECONDS
+    days = delta.astype(float)
+    days[last == _NAT] = np.nan
+    return days
 
 
 def retrievability_many(
@@ -258,15 +264,20 @@ def retrievability_many(
 
     Matches py-fsrs `Scheduler.get_card_retrievability`: R = (1 + f·t/S)^(−w20)
     with f = 0.9^(−1/w20) − 1, t the whole days since the last review (≥ 0).
-    NaN stability or elapsed days mean "no review yet".
+    NaN stability or elapsed days mean "no review yet". `decay` (w20) is one
+    number or one per card.
     """
     s = np.asarray(stability, dtype=float)
-    t = np.maximum(np.asarray(elapsed, dtype=float), 0.0)
     d = -np.asarray(decay, dtype=float)
     factor = 0.9 ** (1.0 / d) - 1.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (1.0 + factor * t / s) ** d
-    return np.where(np.isnan(s) | np.isnan(t), 0.0, r)
+    # In place: a class's worth of cards should cost a few passes over memory.
+    r = np.maximum(np.asarray(elapsed, dtype=float), 0.0)
+    r *= factor
+    r /= s
+    r += 1.0
+    np.power(r, d, out=r)
+    r[np.isnan(r)] = 0.0
+    return r
 
 
 # --- rating policy -----------------------------------------------------------

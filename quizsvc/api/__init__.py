@@ -94,6 +94,8 @@ def init_app(app: Flask) -> None:
     from quizsvc.api import (  # noqa: F401  (modules register routes on bp)
         accounts,
         drill,
+        learner,
+        practice,
         openapi,
     )
 

@@ -97,32 +97,34 @@ def generate(kind: str, seed: int, level: int = 1) -> Problem:
 
 def _finish(kind: str, seed: int, level: int, draft) -> Problem:
     """Check that the mistakes are told apart, then freeze the problem."""
-    exact = [a.exact for a in draft.ask]
-    # Ten units of the last decimal: a learner within tolerance of one pipeline
-    # can never be within tolerance of another.
-    margin = 10.0 * 10.0**-draft.precision
-    margins = {a.name: (0.5 if e else margin) for a, e in zip(draft.ask, exact,
-                                                               strict=True)}
     runs = draft.runs
+    stacks = {a.name: runs.values[a.name] for a in draft.ask}
+    sizes = [stacks[a.name][0].size for a in draft.ask]
+    # Ten units of the last decimal: a learner within tolerance of one pipeline
+    # can never be within tolerance of another. Choices, shapes and flags are
+    # whole numbers: any difference counts.
+    margin, tolerance, spans, start = [], [], [], 0
+    unit_margin = 10.0 * 10.0**-draft.precision
+    unit_tolerance = tolerance_for(draft.precision)
+    for ask, size in zip(draft.ask, sizes, strict=True):
+        margin += [0.5 if ask.exact else unit_margin] * size
+        tolerance += [1e-9 if ask.exact else unit_tolerance] * size
+        spans.append((start, start + size))
+        start += size
     transposable = []
     if draft.transposed and "transposed" not in runs.names:
         transposable = [a.name for a in draft.ask if a.transposable]
-    flat = require_distinct(runs.names, runs.values, margins, transposable)
-    for array in runs.values.values():
+    flat = require_distinct(runs.names, stacks, np.array(margin), transposable)
+    for array in stacks.values():
         array.flags.writeable = False
 
     # What the grader needs to compare an answer with every pipeline at once:
     # all asked quantities side by side, one row per pipeline.
-    sizes = [runs.values[a.name][0].size for a in draft.ask]
-    spans, start = [], 0
-    for size in sizes:
-        spans.append((start, start + size))
-        start += size
     never = []
     if transposable:
         mirrored = np.empty(flat.shape[1])
         for ask, (lo, hi) in zip(draft.ask, spans, strict=True):
-            truth = runs.values[ask.name][0]
+            truth = stacks[ask.name][0]
             if ask.name not in transposable:
                 mirrored[lo:hi] = truth.ravel()
             elif truth.shape[0] == truth.shape[1]:
@@ -134,13 +136,12 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
                 mirrored[lo:hi] = 0.0
                 never.append((lo, hi))
         flat = np.vstack([flat, mirrored])
-    tolerance = tolerance_for(draft.precision)
     grading = {
         "flat": flat,
         "flat_isnan": np.isnan(flat),
         "starts": np.array([lo for lo, _ in spans]),
         "spans": spans,
-        "cell_tolerance": np.repeat([1e-9 if e else tolerance for e in exact], sizes),
+        "cell_tolerance": np.array(tolerance),
         "never": never,
     }
     return Problem(
@@ -152,7 +153,7 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
         precision=draft.precision,
         prompt=draft.prompt,
         names=tuple(runs.names),
-        stacks=runs.values,
+        stacks=stacks,
         virtual=("transposed",) if transposable else (),
         context={**draft.context, "rank": RANK, "grading": grading},
     )

@@ -330,7 +330,8 @@ def build_causal(draws: Draws, level: Level) -> Draft:
     d, dv = q.shape[1], v.shape[1]
     full = causal_mask(t, t)
     _precheck_ties(q, k, full)
-    runs = qkv_pipelines(q, k, v, visible=None, causal=True, candidates=QKV_MISTAKES)
+    runs = qkv_pipelines(q, k, v, visible=None, causal=True, candidates=QKV_MISTAKES,
+                         with_visible=True)
     p = DEFAULT_PRECISION
     prompt = {
         "zh-CN": f"这是长度为 {t} 的序列上的自注意力，使用因果遮罩（query i 只能看见 key "

@@ -134,7 +134,16 @@ class Problem:
     @property
     def misconceptions(self) -> tuple[str, ...]:
         """The misconceptions this problem can tell apart, in catalog order."""
-        return tuple(name for name in self.pipelines if name != "correct")
+        order = self.context.get("rank", {})
+        found = [n for n in (*self.names, *self.virtual) if n != "correct"]
+        return tuple(sorted(found, key=lambda n: order.get(n, 0)))
+
+    def pipeline(self, name: str) -> Mapping[str, np.ndarray]:
+        """The answers one pipeline ("correct" or a misconception) gives."""
+        if name in self.virtual:
+            return self.pipelines[name]
+        row = self.names.index(name)
+        return {a: stack[row, ...] for a, stack in self.stacks.items()}
 
     def asked(self, name: str) -> Ask:
         """Return the ask with this name (KeyError if there is none)."""

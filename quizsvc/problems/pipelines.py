@@ -171,13 +171,16 @@ def qkv_pipelines(
     visible: np.ndarray | None,
     causal: bool,
     candidates: Iterable[str],
+    with_visible: bool = False,
 ) -> Runs:
     """Evaluate the correct pipeline and each candidate mistake from Q, K, V.
 
     `visible` is the non-causal part of the mask (True = may attend), or None;
-    with `causal`, query i also sees only keys 0…i. Quantities: "visible"
-    (0/1), "scores", "weights", "output". Raises `Degenerate` when a row's
-    largest score is tied and hard_argmax is a candidate.
+    with `causal`, query i also sees only keys 0…i. Quantities: "scores",
+    "weights", "output", and with `with_visible` the 0/1 "visible" matrix each
+    pipeline believes in. "correct" comes first; the others follow in no
+    particular order. Raises `Degenerate` when a row's largest score is tied
+    and hard_argmax is a candidate.
     """
     tq, d = q.shape
     tk = k.shape[0]
@@ -185,75 +188,82 @@ def qkv_pipelines(
     lower = causal_mask(tq, tk) if causal else None
     full = base & lower if causal else base
     names = applicable_qkv(candidates, d=d, full=full, causal=causal)
-    engine_rows = ["correct", *(n for n in names if n in _ENGINE_ROWS)]
-    if "mask_after_softmax" in names and "mask_ignored" not in engine_rows:
-        engine_rows.append("mask_ignored")  # its weights are needed, not reported
+    rows = ["correct", *(n for n in names if n in _ENGINE_ROWS)]
+    if "mask_after_softmax" in names and "mask_ignored" not in rows:
+        rows.append("mask_ignored")  # its weights are needed, not reported
+    count = len(rows)
 
     scale = 1.0 / math.sqrt(d)
     factors = {"no_scale": 1.0, "scale_by_d": 1.0 / d, "scale_multiplied": math.sqrt(d)}
-    count = len(engine_rows)
     keys = k
-    if "k_not_transposed" in engine_rows:
+    if "k_not_transposed" in rows:
         # Using K for Kᵀ multiplies by K itself, i.e. dots with Kᵀ's rows.
         keys = np.empty((count, tk, d))
         keys[:] = k
-        keys[engine_rows.index("k_not_transposed")] = k.T
-    row_visible = np.empty((count, tq, tk), dtype=bool)
-    row_visible[:] = full
-    if "mask_ignored" in engine_rows:
-        row_visible[engine_rows.index("mask_ignored")] = True
-    if "causal_flipped" in engine_rows:
-        row_visible[engine_rows.index("causal_flipped")] = base & lower.T
-    row_scale = np.array([factors.get(n, scale) for n in engine_rows])
-    trace = attention(q * row_scale[:, None, None], keys, v,
-                      mask=np.where(row_visible, 0.0, -np.inf), scale=1.0)
-
-    # Lay every reported pipeline out in catalog order in one array per quantity.
-    order = sorted(["correct", *names], key=RANK.__getitem__)
-    position = {name: i for i, name in enumerate(order)}
-    count_all = len(order)
-    on_engine = [i for i, n in enumerate(engine_rows) if n in position]
-    at = [position[engine_rows[i]] for i in on_engine]
-    scores = np.empty((count_all, tq, tk))
-    weights = np.empty((count_all, tq, tk))
-    visible_flags = np.empty((count_all, tq, tk))
-    visible_flags[:] = full
-    scores[at] = trace.scores[on_engine]
-    weights[at] = trace.weights[on_engine]
-    if "causal_flipped" in position:
-        visible_flags[position["causal_flipped"]] = base & lower.T
+        keys[rows.index("k_not_transposed")] = k.T
+    flipped = base & lower.T if causal else None
+    if "mask_ignored" in rows or "causal_flipped" in rows:
+        row_visible = np.empty((count, tq, tk), dtype=bool)
+        row_visible[:] = full
+        if "mask_ignored" in rows:
+            row_visible[rows.index("mask_ignored")] = True
+        if "causal_flipped" in rows:
+            row_visible[rows.index("causal_flipped")] = flipped
+        mask = np.where(row_visible, 0.0, -np.inf)
+    else:
+        mask = None if full.all() else np.where(full, 0.0, -np.inf)
+    row_scale = np.array([factors.get(n, scale) for n in rows])
+    trace = attention(q * row_scale[:, None, None], keys, v, mask=mask, scale=1.0)
 
     correct_scores = trace.scores[0]
     undefined = trace.undefined_rows[0]
-    derived = []
-    if "softmax_over_queries" in position:
-        derived.append(("softmax_over_queries", softmax_columns(correct_scores)))
-    if "no_softmax" in position:
-        derived.append(("no_softmax", scores_as_weights(correct_scores)))
-    if "unnormalized_exp" in position:
+    extra_names: list[str] = []
+    extra_weights: list[np.ndarray] = []
+    extra_sources: list[int] = []
+    if "softmax_over_queries" in names:
+        extra_names.append("softmax_over_queries")
+        extra_weights.append(softmax_columns(correct_scores))
+    if "no_softmax" in names:
+        extra_names.append("no_softmax")
+        extra_weights.append(scores_as_weights(correct_scores))
+    if "unnormalized_exp" in names:
         exp = trace.exp[0]
-        if undefined.any():
-            exp = np.where(undefined[:, None], np.nan, exp)
-        derived.append(("unnormalized_exp", exp))
-    if "mask_after_softmax" in position:
-        ignored = engine_rows.index("mask_ignored")
-        derived.append(("mask_after_softmax", trace.weights[ignored] * full))
-        scores[position["mask_after_softmax"]] = trace.scores[ignored]
-    if "hard_argmax" in position:
+        extra_names.append("unnormalized_exp")
+        extra_weights.append(np.where(undefined[:, None], np.nan, exp)
+                             if undefined.any() else exp)
+    if "mask_after_softmax" in names:
+        ignored = rows.index("mask_ignored")
+        extra_names.append("mask_after_softmax")
+        extra_weights.append(trace.weights[ignored] * full)
+    if "hard_argmax" in names:
         if has_tied_peak(correct_scores):
             raise Degenerate("hard_argmax: a row's largest score is tied")
-        derived.append(("hard_argmax", peak_weights(correct_scores, undefined)))
-    output = np.empty((count_all, tq, v.shape[1]))
-    output[at] = trace.output[on_engine]
-    if derived:
-        rows = [position[name] for name, _ in derived]
-        weights[rows] = [w for _, w in derived]
-        output[rows] = weights[rows] @ v  # NaN rows stay NaN; no inf here
-        plain = [r for (name, _), r in zip(derived, rows, strict=True)
-                 if name != "mask_after_softmax"]
-        scores[plain] = correct_scores
-    return Runs(order, {"visible": visible_flags, "scores": scores,
-                        "weights": weights, "output": output})
+        extra_names.append("hard_argmax")
+        extra_weights.append(peak_weights(correct_scores, undefined))
+    extra_sources = [rows.index("mask_ignored") if n == "mask_after_softmax" else 0
+                     for n in extra_names]
+
+    values = {"scores": trace.scores, "weights": trace.weights,
+              "output": trace.output}
+    if extra_names:
+        extra = np.stack(extra_weights)
+        values = {
+            "scores": np.concatenate([trace.scores, trace.scores[extra_sources]]),
+            "weights": np.concatenate([trace.weights, extra]),
+            "output": np.concatenate([trace.output, extra @ v]),  # NaN rows stay NaN
+        }
+    all_names = rows + extra_names
+    if with_visible:
+        believed = np.empty((len(all_names), tq, tk))
+        believed[:] = full
+        if "causal_flipped" in rows:
+            believed[rows.index("causal_flipped")] = flipped
+        values["visible"] = believed
+    if len(all_names) != len(names) + 1:
+        keep = [i for i, n in enumerate(all_names) if n == "correct" or n in names]
+        all_names = [all_names[i] for i in keep]
+        values = {q: a[keep] for q, a in values.items()}
+    return Runs(all_names, values)
 
 
 # ---------------------------------------------------------------------------
@@ -347,24 +357,23 @@ def comparable(values: np.ndarray) -> np.ndarray:
 def require_distinct(
     names: list[str],
     stacks: dict[str, np.ndarray],
-    margins: dict[str, float],
+    margin: np.ndarray,
     transposable: Iterable[str] = (),
 ) -> np.ndarray:
     """Raise `Degenerate` unless every pipeline differs from every other.
 
-    `stacks[q]` holds quantity q for every pipeline (pipeline first). Each pair
-    must differ, in at least one cell of one quantity, by more than that
-    quantity's margin. With `transposable` quantities the "transposed" mistake
-    (those written transposed, the rest right) must differ from all too.
-    Returns the stacks flattened side by side, [pipelines, cells].
+    `stacks[q]` holds quantity q for every pipeline (pipeline first); the
+    quantities are laid side by side in dict order, and `margin` gives each of
+    those cells its margin. Each pair of pipelines must differ by more than the
+    margin in at least one cell. With `transposable` quantities the
+    "transposed" mistake (those written transposed, the rest right) must
+    differ from all too. Returns the flattened stacks, [pipelines, cells].
     """
     count = len(names)
-    flat = np.concatenate([stacks[q].reshape(count, -1) for q in margins], axis=1)
-    sizes = [stacks[q][0].size for q in margins]
-    margin = np.repeat(list(margins.values()), sizes)
+    flat = np.concatenate([a.reshape(count, -1) for a in stacks.values()], axis=1)
     plain = comparable(flat)
     apart = (np.abs(plain[:, None, :] - plain[None, :, :]) > margin).any(axis=-1)
-    np.fill_diagonal(apart, True)
+    apart[np.diag_indices(count)] = True
     if not apart.all():
         first, second = np.argwhere(~apart)[0]
         raise Degenerate(f"{names[first]} and {names[second]} give the same answer")
@@ -373,8 +382,8 @@ def require_distinct(
         stacks[q].shape[1] == stacks[q].shape[2] for q in transposable
     ):
         mirrored = comparable(np.concatenate([
-            (stacks[q][0].T if q in transposable else stacks[q][0]).ravel()
-            for q in margins
+            (a[0].T if q in transposable else a[0]).ravel()
+            for q, a in stacks.items()
         ]))
         apart_t = (np.abs(plain - mirrored) > margin).any(axis=-1)
         if not apart_t.all():

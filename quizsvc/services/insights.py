@@ -14,10 +14,10 @@ review at 01:30 with a 04:00 rollover belongs to the day before.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -35,6 +35,7 @@ from quizsvc.models import (
     User,
 )
 from quizsvc.services import resolve_now
+from quizsvc.services.drill import learning_streak
 from quizsvc.services.progress import skill_progress
 from quizsvc.services.settings import load_settings
 
@@ -467,3 +468,68 @@ def item_prompts(session: Session, item_ids: Sequence[str]) -> dict[str, dict]:
         select(Item.id, Item.content).where(Item.id.in_(sorted(set(item_ids))))
     )
     return {item_id: dict(content.get("prompt") or {}) for item_id, content in rows}
+
+
+# --- what the pages show -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkillOverview:
+    """One skill of the bank beside the learner's record and self-ratings."""
+
+    skill: Any
+    record: SkillRecord | None
+    history: tuple[SelfAssessment, ...]
+
+    @property
+    def latest(self) -> SelfAssessment | None:
+        """The learner's latest self-assessment of the skill."""
+        return self.history[0] if self.history else None
+
+    @property
+    def calibration(self) -> Calibration:
+        """How the latest self-rating compares with the record."""
+        level = self.latest.level if self.latest is not None else None
+        if self.record is None:
+            return calibrate(level, None, None, 0)
+        return calibrate(level, self.record.mean_retrievability,
+                         self.record.recent_accuracy, self.record.recent_answers)
+
+
+def skill_overview(
+    session: Session, user: User, skills: Iterable[Any], now: datetime | None = None
+) -> list[SkillOverview]:
+    """Pair each bank skill (in the order given) with the learner's record."""
+    records = {record.skill_id: record for record in skill_records(session, user, now)}
+    history = self_assessment_history(session, user)
+    return [
+        SkillOverview(skill, records.get(skill.id), tuple(history.get(skill.id, ())))
+        for skill in skills
+    ]
+
+
+@dataclass(frozen=True)
+class ProgressReport:
+    """Everything the progress page and GET /api/v1/progress show."""
+
+    reviews_total: int
+    streak: int
+    skills: tuple[SkillRecord, ...]
+    calendar: ReviewCalendar
+    forecast: Forecast
+    mistakes: RecentMistakes
+
+
+def progress_report(
+    session: Session, user: User, now: datetime | None = None
+) -> ProgressReport:
+    """Gather the learner's progress figures at one moment."""
+    now = resolve_now(now)
+    return ProgressReport(
+        reviews_total=reviews_total(session, user),
+        streak=learning_streak(session, user, now),
+        skills=tuple(skill_records(session, user, now)),
+        calendar=review_calendar(session, user, now),
+        forecast=due_forecast(session, user, now),
+        mistakes=recent_mistakes(session, user, now),
+    )

@@ -1,13 +1,112 @@
-"""Placeholder for the progress page (being written)."""
+"""Progress: retention per skill, answers per day, what comes due, recent mistakes.
+
+Charts are SVG drawn on the server (quizsvc.web.charts), each with a title, a
+description and a plain table beside it, so the page needs no script and
+reads the same to a screen reader.
+"""
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
+from typing import Any
+
 from flask import Blueprint, render_template
+from flask_babel import format_date, ngettext
+from flask_babel import gettext as _
+from flask_login import login_required
+
+from quizsvc import grading
+from quizsvc.auth import current_db_user
+from quizsvc.db import get_session
+from quizsvc.i18n import localized
+from quizsvc.services import insights
+from quizsvc.web.charts import bar_chart_svg, calendar_heatmap_svg, column_chart_svg
 
 bp = Blueprint("progress", __name__)
 
+# A prompt longer than this is cut in the list of mistakes.
+PROMPT_PREVIEW_CHARS = 90
+
+
+def _weekday_labels() -> list[str]:
+    # Label Monday, Wednesday and Friday only, as compact calendars do.
+    monday = date(2024, 1, 1)
+    return [format_date(monday.replace(day=1 + n), "EEE") if n in (0, 2, 4) else ""
+            for n in range(7)]
+
+
+def _month_labels() -> list[str]:
+    return [format_date(date(2024, month, 1), "LLL") for month in range(1, 13)]
+
+
+def calendar_chart(calendar: insights.ReviewCalendar):
+    """The calendar heatmap of answers per day, in the interface language."""
+    titles = [
+        ngettext("%(date)s: %(num)d answer", "%(date)s: %(num)d answers", count,
+                 date=format_date(day, "medium"))
+        for day, count in zip(calendar.days, calendar.counts, strict=True)
+    ]
+    desc = ngettext(
+        "%(num)d answer on %(active)d of the last %(span)d days.",
+        "%(num)d answers on %(active)d of the last %(span)d days.",
+        calendar.total, active=calendar.active_days, span=len(calendar.days),
+    )
+    return calendar_heatmap_svg(
+        calendar.days, calendar.counts, title=_("Answers per day"), desc=desc,
+        weekday_labels=_weekday_labels(), month_labels=_month_labels(),
+        cell_titles=titles, today=calendar.today,
+    )
+
+
+def forecast_chart(forecast: insights.Forecast):
+    """The column chart of reviews coming due over the next days."""
+    return column_chart_svg(
+        list(forecast.due), [str(day.day) for day in forecast.days],
+        sublabels=[format_date(day, "EEEEE") for day in forecast.days],
+        highlight=0, title=_("Reviews coming due"), value_format="{:d}",
+    )
+
+
+def retention_chart(records: list[insights.SkillRecord]):
+    """The bar chart of current recall per skill (skills with cards only)."""
+    shown = [r for r in records if r.mean_retrievability is not None]
+    if not shown:
+        return None
+    return bar_chart_svg(
+        [r.mean_retrievability for r in shown], [localized(r.title) for r in shown],
+        title=_("Recall now, per skill"), value_format="{:.0%}", width=340,
+    )
+
+
+def _mistake_rows(report: insights.ProgressReport) -> list[dict[str, Any]]:
+    """The mistake groups with a readable line for each example."""
+    examples = [e for g in report.mistakes.groups for e in g.examples]
+    prompts = insights.item_prompts(get_session(), [e.item_id for e in examples])
+    rows = []
+    for group in report.mistakes.groups:
+        lines = []
+        for example in group.examples:
+            prompt = localized(prompts.get(example.item_id) or {}) or example.item_id
+            if len(prompt) > PROMPT_PREVIEW_CHARS:
+                prompt = prompt[:PROMPT_PREVIEW_CHARS].rstrip() + "…"
+            lines.append({"example": example, "prompt": prompt})
+        rows.append({"group": group, "examples": lines,
+                     "known": group.misconception in grading.MISCONCEPTIONS})
+    return rows
+
 
 @bp.get("/progress")
+@login_required
 def progress():
-    """Show the progress page."""
-    return render_template("base.html")
+    """Show retention per skill, the answer calendar, the forecast and mistakes."""
+    report = insights.progress_report(get_session(), current_db_user(),
+                                      datetime.now(UTC))
+    records = list(report.skills)
+    return render_template(
+        "progress.html", report=report, records=records,
+        retention=retention_chart(records), calendar=calendar_chart(report.calendar),
+        forecast=forecast_chart(report.forecast), mistakes=_mistake_rows(report),
+        busy_days=[(day, count) for day, count in
+                   zip(report.calendar.days, report.calendar.counts, strict=True)
+                   if count][::-1],
+    )

@@ -1,13 +1,197 @@
-"""Placeholder for the settings page (being written)."""
+"""Settings: the daily queue, the interface language, personal API tokens.
+
+The learner's language setting also drives the interface: before each request
+of a signed-in learner, `g.user_language` is set from their settings, which
+`quizsvc.i18n.current_language` uses unless this browser session chose a
+language explicitly (?lang=...).
+"""
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+from typing import Any
+
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user, login_required
+from sqlalchemy.orm import Session
+
+from quizsvc.auth import current_db_user, issue_token, list_tokens, revoke_token
+from quizsvc.db import get_session, transaction
+from quizsvc.models import LearnerSettings, User
+from quizsvc.services import InvalidInput, NotFound
+from quizsvc.services.settings import load_settings, update_settings
 
 bp = Blueprint("settings", __name__)
 
+SETTING_NAMES = (
+    "desired_retention",
+    "new_per_day",
+    "reviews_per_day",
+    "timezone",
+    "rollover_hour",
+    "two_button_mode",
+    "language",
+)
+
+# Shown next to a field whose value the settings service refused.
+FIELD_ERRORS = {
+    "desired_retention": _l("Enter a retention between 0.70 and 0.99, such as 0.9."),
+    "new_per_day": _l("Enter a whole number from 0 to 1000."),
+    "reviews_per_day": _l("Enter a whole number from 0 to 10000."),
+    "timezone": _l("Enter a time zone by its IANA name, such as Asia/Shanghai."),
+    "rollover_hour": _l("Choose an hour from 0 to 23."),
+    "two_button_mode": _l("Tick the box or leave it empty."),
+    "language": _l("Choose 中文 or English."),
+}
+
+# Offered in the time zone field's suggestions; any IANA name is accepted.
+COMMON_TIMEZONES = (
+    "Asia/Shanghai",
+    "Asia/Hong_Kong",
+    "Asia/Taipei",
+    "Asia/Singapore",
+    "Asia/Tokyo",
+    "Asia/Kolkata",
+    "Europe/London",
+    "Europe/Berlin",
+    "America/New_York",
+    "America/Chicago",
+    "America/Los_Angeles",
+    "Australia/Sydney",
+    "UTC",
+)
+
+
+def settings_dict(settings: LearnerSettings) -> dict[str, Any]:
+    """The learner's settings as JSON."""
+    return {name: getattr(settings, name) for name in SETTING_NAMES}
+
+
+def apply_settings(session: Session, user: User, changes: dict[str, Any]
+                   ) -> LearnerSettings:
+    """Change some settings and keep the profile's time zone and language in step."""
+    settings = update_settings(session, user, **changes)
+    # Dates on every page are shown in the profile's time zone, and new
+    # defaults come from its locale: both follow what the learner chose here.
+    if "timezone" in changes:
+        user.timezone = settings.timezone
+    if "language" in changes:
+        user.locale = settings.language
+    session.flush()
+    return settings
+
+
+@bp.before_app_request
+def use_learner_language() -> None:
+    """Let a signed-in learner's language setting choose the interface language."""
+    if request.endpoint == "static" or not current_user.is_authenticated:
+        return
+    g.user_language = load_settings(get_session(), current_db_user()).language
+
+
+class _Refused(Exception):
+    """Some fields were refused; the whole form is rolled back."""
+
+    def __init__(self, errors: dict[str, str]):
+        super().__init__(errors)
+        self.errors = errors
+
+
+def _form_changes() -> dict[str, Any]:
+    form = request.form
+    changes: dict[str, Any] = {
+        name: form.get(name, "").strip() for name in SETTING_NAMES
+        if name != "two_button_mode"
+    }
+    # An unticked checkbox sends nothing.
+    changes["two_button_mode"] = form.get("two_button_mode") in {"1", "on", "true"}
+    return changes
+
+
+def _render(*, values: dict[str, Any] | None = None, errors: dict[str, str] | None = None,
+            token_error: str | None = None, token_name: str = "",
+            new_token: Any = None, status: int = 200):
+    db_session, user = get_session(), current_db_user()
+    stored = settings_dict(load_settings(db_session, user))
+    response = render_template(
+        "settings.html", values={**stored, **(values or {})}, errors=errors or {},
+        tokens=list_tokens(db_session, user), token_error=token_error,
+        token_name=token_name, new_token=new_token, timezones=COMMON_TIMEZONES,
+        hours=range(24),
+    )
+    return response, status
+
 
 @bp.get("/settings")
+@login_required
 def settings():
-    """Show the settings page."""
-    return render_template("base.html")
+    """Show the learner's settings and API tokens."""
+    return _render()
+
+
+@bp.post("/settings")
+@login_required
+def save():
+    """Save the settings form; refused fields are marked and nothing is saved."""
+    changes = _form_changes()
+    user = current_db_user()
+    before = load_settings(get_session(), user).language
+    try:
+        with transaction() as db_session:
+            errors = {}
+            for name, value in changes.items():
+                try:
+                    apply_settings(db_session, user, {name: value})
+                except InvalidInput:
+                    errors[name] = str(FIELD_ERRORS[name])
+            if errors:
+                raise _Refused(errors)
+    except _Refused as refused:
+        return _render(values=changes, errors=refused.errors, status=400)
+    if changes["language"] != before:
+        # The learner just chose a language: an earlier ?lang= switch in this
+        # browser session must not hide it.
+        session.pop("lang", None)
+    flash(_("Your settings are saved."), "success")
+    return redirect(url_for("settings.settings"))
+
+
+@bp.post("/settings/tokens")
+@login_required
+def create_token():
+    """Create a personal API token and show its secret, this once only."""
+    name = request.form.get("name", "").strip()
+    try:
+        with transaction() as db_session:
+            issued = issue_token(db_session, current_db_user(), name)
+    except InvalidInput:
+        return _render(token_error=_("Give the token a name of 1 to 100 characters."),
+                       token_name=name, status=400)
+    response, status = _render(new_token=issued)
+    # The secret is on this page only: no cache may keep a copy.
+    return response, status, {"Cache-Control": "no-store"}
+
+
+@bp.post("/settings/tokens/<int:token_id>/revoke")
+@login_required
+def revoke(token_id: int):
+    """Revoke one of your tokens (anyone else's is 404)."""
+    try:
+        with transaction() as db_session:
+            token = revoke_token(db_session, current_db_user(), token_id)
+    except NotFound:
+        abort(404, description=_("You have no such token."))
+    flash(_("The token “%(name)s” is revoked; scripts using it are refused from now on.",
+            name=token.name), "success")
+    return redirect(url_for("settings.settings", _anchor="tokens"))
