@@ -22,7 +22,8 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from quizsvc.db import get_session
 from quizsvc.extensions import login_manager
 from quizsvc.models import ApiToken, User
-from quizsvc.services import InvalidInput, NotFound, resolve_now
+from quizsvc.services import NotFound, resolve_now
+from quizsvc.services.messages import LocalizedInvalidInput
 from quizsvc.services.users import create_user, find_user
 
 MIN_PASSWORD_LENGTH = 8
@@ -52,9 +53,13 @@ def hash_password(password: str) -> str:
 def check_password_rules(password: str) -> None:
     """Raise InvalidInput when a new password is too short or too long."""
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise InvalidInput(f"the password needs at least {MIN_PASSWORD_LENGTH} characters")
+        raise LocalizedInvalidInput(f"密码至少要 {MIN_PASSWORD_LENGTH} 个字符。",
+                                    f"The password needs at least {MIN_PASSWORD_LENGTH} "
+                                    "characters.")
     if len(password) > MAX_PASSWORD_LENGTH:
-        raise InvalidInput(f"the password may have at most {MAX_PASSWORD_LENGTH} characters")
+        raise LocalizedInvalidInput(f"密码最多 {MAX_PASSWORD_LENGTH} 个字符。",
+                                    f"The password may have at most {MAX_PASSWORD_LENGTH} "
+                                    "characters.")
 
 
 def register(session: Session, username: str, password: str, *, locale: str = "zh-CN",
@@ -91,7 +96,8 @@ def issue_token(session: Session, user: User, name: str, *,
     """Create a personal API token for `user` and return its secret once."""
     name = name.strip()
     if not name or len(name) > 100:
-        raise InvalidInput("a token needs a name of 1-100 characters")
+        raise LocalizedInvalidInput("令牌名称需要 1–100 个字符。",
+                                    "A token needs a name of 1-100 characters.")
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(user_id=user.id, name=name, token_hash=_token_digest(secret),
                      created_at=resolve_now(now))

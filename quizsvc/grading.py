@@ -388,13 +388,19 @@ def _derive(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
         return None
     first = parsed[sources[0]]
     if op == "softmax":
-        return softmax_rows(first) if first.ndim == 2 else None
+        if first.ndim != 2:
+            return None
+        peak = first.max(axis=1, keepdims=True)
+        if np.isfinite(peak).all():  # every row has a finite score: the usual case
+            shifted = np.exp(first - peak)
+            return shifted / shifted.sum(axis=1, keepdims=True)
+        return softmax_rows(first)
     if op == "matmul_v":
         v = problem.context["V"]
-        return matmul(first, v) if first.ndim == 2 and first.shape[1] == v.shape[0] \
-            else None
+        return first @ v if first.ndim == 2 and first.shape[1] == v.shape[0] else None
     if op == "mask_scores":
-        raw = problem.context["raw_scores"]
+        q, k = problem.given["Q"], problem.given["K"]
+        raw = (q @ k.T) / math.sqrt(q.shape[1])
         return np.where(first > 0.5, raw, -np.inf) if first.shape == raw.shape \
             else None
     if op == "same_shape":
@@ -516,31 +522,48 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
     layout = problem.context["grading"]
     flat, spans = layout["flat"], layout["spans"]
     count = flat.shape[0]
-    answer = np.zeros(flat.shape[1])
-    derived = np.zeros(flat.shape[1])
-    derived_valid = np.zeros(flat.shape[1], dtype=bool)
-    in_shape, has_derived = [], []
-    for ask, (lo, hi) in zip(problem.ask, spans, strict=True):
+    pieces, derived_pieces, fits, derivations = [], [], [], []
+    any_derived = False
+    for ask in problem.ask:
         x = parsed.get(ask.name)
-        fits = x is not None and x.shape == problem.stacks[ask.name].shape[1:]
-        in_shape.append(fits)
-        if fits:
-            answer[lo:hi] = x.ravel()
+        fit = x is not None and x.shape == ask.shape
+        fits.append(fit)
         d = _derive(problem, ask, parsed) if ask.derive and x is not None else None
-        has_derived.append(d)
-        if d is not None and x is not None and d.shape == x.shape and fits:
-            derived[lo:hi] = d.ravel()
-            derived_valid[lo:hi] = True
+        derivations.append(d)
+        if fit:
+            pieces.append(x.ravel())
+            if d is not None and d.shape == x.shape:
+                derived_pieces.append(d.ravel())
+                any_derived = True
+                continue
+        else:
+            # Stand-ins that agree with nothing: the step is graded elsewhere.
+            pieces.append(np.full(spans[len(pieces)][1] - spans[len(pieces)][0],
+                                  np.nan))
+        derived_pieces.append(np.full(pieces[-1].size, np.nan))
+    answer = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
     tolerance = layout["cell_tolerance"]
-    answer_nan = np.isnan(answer)
-    near = (np.abs(answer - flat) <= tolerance) | (answer == flat) | (
-        answer_nan & layout["flat_isnan"])
+    if np.isfinite(answer).all():
+        near = np.abs(answer - flat) <= tolerance  # ±inf and NaN in flat: no match
+    else:
+        near = (np.abs(answer - flat) <= tolerance) | (answer == flat) | (
+            np.isnan(answer) & layout["flat_isnan"])
     for lo, hi in layout["never"]:
         near[-1, lo:hi] = False
-    near_derived = _close(answer, derived, tolerance) & derived_valid
     match = np.logical_and.reduceat(near, layout["starts"], axis=1).T.tolist()
-    consistent_flat = np.logical_and.reduceat(near_derived, layout["starts"]).tolist()
-    ok_flat = (near[0] | near_derived).tolist()
+    if any_derived:
+        derived = np.concatenate(derived_pieces) if len(pieces) > 1 \
+            else derived_pieces[0]
+        # Only cells with a derived value may agree; the NaN stand-ins must not.
+        near_derived = _close(answer, derived, tolerance) & ~np.isnan(
+            derived) | (np.isnan(answer) & np.isnan(derived) & _derived_nan(
+                derivations, spans, answer.size))
+        consistent_flat = np.logical_and.reduceat(near_derived, layout["starts"]
+                                                  ).tolist()
+        ok_flat = (near[0] | near_derived).tolist()
+    else:
+        consistent_flat = [False] * len(spans)
+        ok_flat = near[0].tolist()
 
     steps = []
     for i, ask in enumerate(problem.ask):
@@ -549,8 +572,8 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
             steps.append(_Step(ask, None, StepResult(ask.name, False, False, 0.0),
                                None))
             continue
-        d = has_derived[i]
-        if not in_shape[i]:
+        d = derivations[i]
+        if not fits[i]:
             steps.append(_off_shape_step(problem, ask, x, d, count))
             continue
         lo, hi = spans[i]
@@ -566,12 +589,22 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
             score = sum(cells) / len(cells)
         shape = x.shape
         if len(shape) == 2:
-            ok = [cells[r * shape[1]:(r + 1) * shape[1]] for r in range(shape[0])]
+            width = shape[1]
+            ok = [cells[r * width:(r + 1) * width] for r in range(shape[0])]
         else:
             ok = cells if shape else cells[0]
         result = StepResult(ask.name, True, correct, score, ok, consistent)
         steps.append(_Step(ask, x, result, match[i]))
     return steps
+
+
+def _derived_nan(derivations, spans, size) -> np.ndarray:
+    """Cells where a real derived value is NaN (an undefined row), not a stand-in."""
+    real = np.zeros(size, dtype=bool)
+    for d, (lo, hi) in zip(derivations, spans, strict=True):
+        if d is not None and d.size == hi - lo:
+            real[lo:hi] = True
+    return real
 
 
 def _off_shape_step(problem: Problem, ask: Ask, x: np.ndarray,

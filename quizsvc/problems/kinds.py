@@ -7,6 +7,7 @@ draws again from the same seeded stream when it does not.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,10 +128,11 @@ def _entries(draws: Draws, level: Level, shape: tuple[int, ...]) -> np.ndarray:
 def _partial_visibility(draws: Draws, tq: int, tk: int) -> np.ndarray:
     """A random mask hiding about a third of the cells, never a whole row."""
     visible = draws.integers(0, 2, (tq, tk)) > 0
-    for row in range(tq):
-        if not visible[row].any():
+    counts = visible.sum(axis=1).tolist()
+    for row, count in enumerate(counts):
+        if not count:
             visible[row, draws.integer(0, tk - 1)] = True
-    if visible.all():
+    if sum(counts) == tq * tk:
         row = draws.integer(0, tq - 1)
         visible[row, draws.integer(0, tk - 1)] = False
     return visible
@@ -242,6 +244,7 @@ def build_scores(draws: Draws, level: Level) -> Draft:
     return Draft(given, ask, prompt, _map(runs, {"S": "scores"}), transposed=True)
 
 
+@functools.lru_cache(maxsize=256)
 def _step_asks(
     tq: int, tk: int, dv: int, *, visible_first: bool = False
 ) -> tuple[Ask, ...]:
@@ -257,11 +260,7 @@ def _step_asks(
 
 
 def _step_context(q, k, v, visible) -> dict[str, Any]:
-    return {
-        "V": v,
-        "raw_scores": (q @ k.T) / math.sqrt(q.shape[1]),
-        "visible": visible,
-    }
+    return {"V": v, "visible": visible}
 
 
 def build_attention(draws: Draws, level: Level) -> Draft:

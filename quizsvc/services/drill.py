@@ -29,7 +29,8 @@ from sqlalchemy.orm import Session
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems, scheduling
 from quizsvc.models import Explanation, Item, OpenItem, Review, User
-from quizsvc.services import Conflict, InvalidInput, NotFound, resolve_now
+from quizsvc.services import InvalidInput, NotFound, resolve_now
+from quizsvc.services.messages import LocalizedConflict, LocalizedInvalidInput
 from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import (
     get_open_item,
@@ -303,22 +304,24 @@ def _verdict_for(question: bank_module.Question, opened: OpenItem, answer: Any,
                  rating: str | None, two_button: bool):
     """Grade an answer: (GradedAnswer or None, self-rating or None, verdict, extras)."""
     if question.type == "recall":
-        if rating is None:
-            raise InvalidInput("a recall item needs your own rating: "
-                               + ("pass or fail" if two_button else
-                                  "again, hard, good or easy"))
         try:
-            scheduling.rate_recall(rating, two_button=two_button)
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
+            scheduling.rate_recall(rating or "", two_button=two_button)
+        except ValueError:
+            if two_button:
+                raise LocalizedInvalidInput("请给自己打分:答上了或没答上。",
+                                            "Rate yourself: pass or fail.") from None
+            raise LocalizedInvalidInput(
+                "请给自己打分:忘了、困难、记得或简单。",
+                "Rate yourself: again, hard, good or easy.") from None
         return None, rating, {"type": "recall", "self_rating": rating.lower()}, {}
     if answer is None or answer == "" or answer == {}:
         raise AnswerFormatError([{"zh-CN": "请先填写答案。", "en": "Type an answer first."}])
     if question.type == "generated":
         problem = _problem_of(opened)
         if not isinstance(answer, dict):
-            raise InvalidInput("a generated problem takes answers by name, e.g. "
-                               '{"S": "[[0.7071, 0]]"}')
+            raise LocalizedInvalidInput(
+                '生成题的答案要按名称给出,例如 {"S": "[[0.7071, 0]]"}。',
+                'A generated problem takes answers by name, e.g. {"S": "[[0.7071, 0]]"}.')
         verdict = grading.grade(problem, answer)
         if verdict.format_errors:
             raise AnswerFormatError([dict(e.message) for e in verdict.format_errors])
@@ -365,12 +368,14 @@ def submit_answer(
             Review.user_id == user.id, Review.idempotency_key == idempotency_key))
         if first is not None:
             if first.item_id != item_id:
-                raise Conflict("this idempotency key was used for another item")
+                raise LocalizedConflict("这个幂等键已用于另一道题。",
+                                        "This idempotency key was used for another item.")
             return _replay(first)
     opened = get_open_item(session, user)
     if opened is None or opened.item_id != item_id:
-        raise Conflict(f"item {item_id!r} is not open in your drill; "
-                       "ask for the next item first")
+        raise LocalizedConflict(f"题目 {item_id} 不在你的复习中作答;请先获取下一题。",
+                                f"Item {item_id} is not open in your drill; ask for the "
+                                "next item first.")
     item = session.get(Item, item_id)
     question = question_of(item)
     settings = load_settings(session, user)
@@ -419,12 +424,14 @@ def explain(session: Session, user: User, review_id: int, text: str, *,
     """Store the learner's explanation of a wrong answer."""
     text = (text or "").strip()
     if len(text) < MIN_EXPLANATION_CHARS:
-        raise InvalidInput(
-            f"write at least {MIN_EXPLANATION_CHARS} characters about why you think "
-            "the answer was wrong")
+        raise LocalizedInvalidInput(
+            f"请至少写 {MIN_EXPLANATION_CHARS} 个字符,说说你觉得自己错在哪里。",
+            f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
+            "the answer was wrong.")
     review = review_of(session, user, review_id)
     if review.correct:
-        raise Conflict("this answer was right; there is nothing to explain")
+        raise LocalizedConflict("这道题答对了,不需要解释。",
+                                "This answer was right; there is nothing to explain.")
     return record_explanation(session, user, review.id, text, now=now)
 
 
@@ -432,10 +439,13 @@ def reveal_model_answer(session: Session, user: User, item_id: str) -> dict[str,
     """Show a recall item's model answer (the item must be open)."""
     opened = get_open_item(session, user)
     if opened is None or opened.item_id != item_id:
-        raise Conflict(f"item {item_id!r} is not open in your drill")
+        raise LocalizedConflict(f"题目 {item_id} 不在你的复习中作答。",
+                                f"Item {item_id} is not open in your drill.")
     question = question_of(session.get(Item, item_id))
     if question.type != "recall":
-        raise InvalidInput("only recall items reveal a model answer before grading")
+        raise LocalizedInvalidInput("只有回忆题可以在评分前查看参考答案。",
+                                    "Only recall items show a model answer before "
+                                    "grading.")
     return {"item_id": item_id, "model_answer": question.data["model_answer"],
             "key_points": question.data["key_points"]}
 

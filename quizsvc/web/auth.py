@@ -10,19 +10,24 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user, login_required, login_user, logout_user
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
-from wtforms.validators import DataRequired, EqualTo, Length
+from wtforms.validators import DataRequired, EqualTo, Length, Regexp
 
 from quizsvc.auth import LoginUser, authenticate, register
 from quizsvc.db import get_session, transaction
 from quizsvc.extensions import limiter
 from quizsvc.i18n import current_language
-from quizsvc.services import ServiceError
+from quizsvc.services import Conflict, ServiceError
+from quizsvc.services.users import USERNAME_PATTERN
 
 bp = Blueprint("auth", __name__)
 
 
 class RegisterForm(FlaskForm):
-    username = StringField(_l("Username"), validators=[DataRequired(), Length(max=64)])
+    username = StringField(_l("Username"), validators=[
+        DataRequired(), Length(max=64),
+        Regexp(USERNAME_PATTERN, message=_l(
+            "Use letters, digits, '.', '_' or '-' (starting with a letter or digit).")),
+    ])
     password = PasswordField(_l("Password"), validators=[DataRequired(), Length(min=8, max=256)])
     confirm = PasswordField(
         _l("Repeat the password"),
@@ -58,8 +63,12 @@ def register_page():
             with transaction() as session:
                 user = register(session, form.username.data or "", form.password.data or "",
                                 locale=current_language())
+        except Conflict:
+            form.username.errors.append(_("This username is taken; choose another."))
         except ServiceError as exc:
-            form.username.errors.append(str(exc))
+            localized = getattr(exc, "localized", None)
+            field = form.password if "password" in str(exc) else form.username
+            field.errors.append(localized(current_language()) if localized else str(exc))
         else:
             login_user(LoginUser(user))
             flash(_("Welcome! Your first drill is ready."), "success")

@@ -312,3 +312,47 @@ def visibility_svg(
             )
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def labelled_bars_svg(
+    values: Sequence[float],
+    labels: Sequence[str],
+    *,
+    title: str,
+    maximum: float = 1.0,
+    width: int = 320,
+    value_format: str = "{:.0%}",
+) -> Markup:
+    """Return an accessible bar chart with each label on its own line above its bar.
+
+    Long labels (skill names) keep the full width for the bars, which suits a
+    narrow phone screen better than labels beside the bars.
+    """
+    if len(values) != len(labels):
+        raise ValueError("values and labels must have the same length")
+    row, bar_height, value_room = 40, 14, 44
+    inner = width - value_room
+    height = len(values) * row + 4
+    summary = "; ".join(
+        f"{label}: {value_format.format(v)}" for label, v in zip(labels, values, strict=True)
+    )
+    parts = [
+        f'<svg class="bars labelled" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>",
+    ]
+    for i, (label, value) in enumerate(zip(labels, values, strict=True)):
+        top = 2 + i * row
+        share = 0.0 if maximum <= 0 or math.isnan(value) else min(max(value / maximum, 0), 1)
+        bar_top = top + 20
+        parts.append(
+            f'<text x="0" y="{top + 13}" class="label">{escape(label)}</text>'
+            f'<rect x="0" y="{bar_top}" width="{inner}" height="{bar_height}" '
+            f'fill="#eef1f6"/>'
+            f'<rect class="bar" data-index="{i}" x="0" y="{bar_top}" '
+            f'width="{share * inner:.1f}" height="{bar_height}" fill="#1f5fbf"/>'
+            f'<text class="value" data-index="{i}" x="{inner + 6}" '
+            f'y="{bar_top + bar_height - 3}">{escape(value_format.format(value))}</text>'
+        )
+    parts.append("</svg>")
+    return Markup("".join(parts))

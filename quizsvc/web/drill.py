@@ -243,7 +243,7 @@ def explain(review_id: int):
             drill.explain(session, user, review_id, request.form.get("why", ""))
     except ServiceError as exc:
         return render_template("drill/result.html", review=review, needs_why=True,
-                               details=_details(review), error=str(exc),
+                               details=_details(review), error=_message(exc),
                                why=request.form.get("why", ""),
                                min_chars=drill.MIN_EXPLANATION_CHARS), 400
     return redirect(url_for("drill.result", review_id=review_id))

@@ -20,7 +20,11 @@ from quizsvc.auth import current_db_user
 from quizsvc.db import get_session
 from quizsvc.i18n import localized
 from quizsvc.services import insights
-from quizsvc.web.charts import bar_chart_svg, calendar_heatmap_svg, column_chart_svg
+from quizsvc.web.charts import (
+    calendar_heatmap_svg,
+    column_chart_svg,
+    labelled_bars_svg,
+)
 
 bp = Blueprint("progress", __name__)
 
@@ -72,9 +76,9 @@ def retention_chart(records: list[insights.SkillRecord]):
     shown = [r for r in records if r.mean_retrievability is not None]
     if not shown:
         return None
-    return bar_chart_svg(
+    return labelled_bars_svg(
         [r.mean_retrievability for r in shown], [localized(r.title) for r in shown],
-        title=_("Recall now, per skill"), value_format="{:.0%}", width=340,
+        title=_("Recall now, per skill"),
     )
 
 
