@@ -186,3 +186,41 @@ def test_explaining_someone_elses_review_is_404(api, app):
     response = other.post("/api/v1/drill/explanation",
                           json={"review_id": review_id, "text": "not my review"})
     assert response.status_code == 404
+
+
+def test_generated_item_over_the_api_carries_the_problem(api, app, learner):
+    open_for(app, learner, "l16-hand-generated-small", problem_kind="attention",
+             problem_seed=11, problem_level=1)
+    item = api.get("/api/v1/drill/next").json
+    assert item["type"] == "generated" and item["problem"]["seed"] == 11
+    assert "answer" not in item["problem"]
+    from quizsvc import problems
+
+    problem = problems.generate("attention", 11, 1)
+    answers = {ask.name: problem.answer_json(ask.name) for ask in problem.ask}
+    # A wrong first step: S without the 1/√d scale.
+    assert "no_scale" in problem.misconceptions
+    answers["S"] = problem.pipelines["no_scale"]["S"].tolist()
+    response = api.post("/api/v1/drill/answer", json={
+        "item_id": "l16-hand-generated-small", "answer": answers})
+    assert response.status_code == 201
+    body = response.json
+    assert body["correct"] is False and body["requires_explanation"] is True
+    assert "misconception" not in body["verdict"]  # named after the explanation
+    explained = api.post("/api/v1/drill/explanation", json={
+        "review_id": body["review_id"], "text": "forgot to divide by sqrt d"})
+    assert explained.status_code == 201
+    assert explained.json["misconception"] == "no_scale"
+    assert "√d" in explained.json["misconception_explanation"]
+    with app.app_context():
+        review = get_session().get(Review, body["review_id"])
+        assert review.problem_seed == 11 and review.misconception == "no_scale"
+
+
+def test_generated_answer_with_unreadable_cells_is_not_an_attempt(api, app, learner):
+    open_for(app, learner, "l16-hand-generated-small", problem_kind="attention",
+             problem_seed=11, problem_level=1)
+    response = api.post("/api/v1/drill/answer", json={
+        "item_id": "l16-hand-generated-small", "answer": {"S": "[[1, banana]]"}})
+    assert response.status_code == 400 and response.json["error"] == "format_error"
+    assert reviews(app) == 0

@@ -10,6 +10,7 @@ from quizsvc.api import bp, error, json_body, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
+from quizsvc.grading import MISCONCEPTIONS
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
 
@@ -75,12 +76,18 @@ def api_drill_explanation():
         raise error(400, "invalid_input", "review_id must be a number")
     if not isinstance(text, str):
         raise error(400, "invalid_input", "text must be a string")
+    lang = current_language()
     with transaction() as session:
         user = current_db_user()
         explanation = drill.explain(session, user, review_id, text)
-        question = drill.question_of(explanation.review.item)
+        review = explanation.review
+        question = drill.question_of(review.item)
+    misconception = review.misconception
+    described = MISCONCEPTIONS.get(misconception) if misconception else None
     return {"review_id": review_id, "explanation_id": explanation.id,
-            **drill.reveal(question, current_language())}, 201
+            "misconception": misconception,
+            "misconception_explanation": described.get(lang) if described else None,
+            **drill.reveal(question, lang)}, 201
 
 
 @bp.get("/notes/<note_id>")

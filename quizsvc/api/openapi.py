@@ -145,7 +145,9 @@ def build_document() -> dict[str, Any]:
                                          ("review_id", "text"))),
             "responses": {"201": _ok("Stored; the explanation and note id.", _object({
                 "review_id": INTEGER, "explanation_id": INTEGER, "explanation": STRING,
-                "note_id": STRING})), **_errors(400, 401, 404, 409, 415)},
+                "note_id": STRING, "misconception": {"type": ["string", "null"]},
+                "misconception_explanation": {"type": ["string", "null"]}})),
+                **_errors(400, 401, 404, 409, 415)},
         }},
         "/notes/{note_id}": {"get": {
             "summary": "A lesson note (423 while its question is open in your drill).",

@@ -46,12 +46,13 @@ RECENT_DAYS = 30
 RECENT_ANSWERS_PER_SKILL = 20
 # Fewer recent answers than this are too few to call an accuracy low or high.
 MIN_RECENT_ANSWERS = 3
-# Below LOW the record is weak, at or above HIGH it is strong; in between it
-# agrees with any middling self-rating. Both apply to accuracy and to mean
-# retrievability (a probability of recall), so one scale reads for both.
-LOW_RECORD = 0.6
-HIGH_RECORD = 0.85
-# Self-ratings of the bank's scale: 2 is "closed-book", 1 "with notes".
+# The weakest record (accuracy and mean retrievability alike: both are shares
+# of answers expected right) that still backs a self-rating. "Closed-book" (2)
+# means getting most of it right unaided; "can teach it" (3) asks for more.
+RECORD_FLOOR = {2: 0.6, 3: 0.75}
+# A record this strong says the learner can do it closed-book, whatever they
+# think: a rating of 0 ("not yet") or 1 ("with notes") undersells it.
+STRONG_RECORD = 0.85
 CLOSED_BOOK_LEVEL = 2
 HISTORY_PER_SKILL = 5
 CALENDAR_WEEKS = 12
@@ -115,10 +116,10 @@ def calibrate(
 ) -> Calibration:
     """Set a self-rating (0-3) against measured recall and recent accuracy.
 
-    "overrated": the learner says closed-book or better, but the record is
-    weak (accuracy or retrievability below LOW_RECORD). "underrated": they say
-    "with notes" or less, but every measure they have is at least HIGH_RECORD.
-    A recent accuracy counts only with MIN_RECENT_ANSWERS answers behind it.
+    "overrated": the learner says closed-book or better, but a measure falls
+    below that level's RECORD_FLOOR. "underrated": they say "with notes" or
+    less, but every measure they have is at least STRONG_RECORD. A recent
+    accuracy counts only with MIN_RECENT_ANSWERS answers behind it.
     """
     if level is None:
         return "not_rated"
@@ -127,9 +128,10 @@ def calibrate(
         measures.append(accuracy)
     if not measures:
         return "no_record"
-    if level >= CLOSED_BOOK_LEVEL and min(measures) < LOW_RECORD:
+    weakest = min(measures)
+    if level >= CLOSED_BOOK_LEVEL and weakest < RECORD_FLOOR[min(level, 3)]:
         return "overrated"
-    if level < CLOSED_BOOK_LEVEL and min(measures) >= HIGH_RECORD:
+    if level < CLOSED_BOOK_LEVEL and weakest >= STRONG_RECORD:
         return "underrated"
     return "consistent"
 
