@@ -3,12 +3,17 @@
 One cycle generates a problem, grades its exact answer, and grades one wrong
 answer (a misconception's numbers when the problem has one, which sends the
 grader through its whole misconception search; otherwise a perturbed answer).
-Beside each rate is the rate of one bare `engine.attention()` call on the same
-shapes, and the ratio: how many bare engine calls one cycle costs. Rates are
-per second of this process's CPU time (one core), so other work on the machine
-does not distort them.
 
-Run: .venv/bin/python bench/problems.py [--seconds 0.5] [--kinds attention,...]
+Beside each rate is the rate of one bare `engine.attention()` call on the same
+problem, and the ratio: how many bare engine calls one cycle costs. "The same
+problem" means the one call that computes its answer without any diagnosis:
+its Q, K, V with its mask and causal flag (given scores go in as Q·I with their
+-inf cells as the mask). The "(unmasked)" column is the ratio against a plain
+call on the same shapes without any mask, the stricter reading. Rates are per
+second of this process's CPU time (one core), measured in alternating slices,
+so other work on the machine affects all columns alike.
+
+Run: .venv/bin/python bench/problems.py [--seconds 1] [--kinds attention,...]
 """
 
 from __future__ import annotations
@@ -34,21 +39,38 @@ MAX_ENGINE_CALLS = 10
 MIN_LEVEL2_RATE = 3_000
 
 
-def engine_shapes(problem) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q, K, V with the shapes this problem works on."""
+def engine_call(problem, *, masked: bool = True) -> tuple[tuple, dict]:
+    """The arguments of the one engine call that computes this problem's answer."""
     given = problem.given
     if "Q" in given:
-        return given["Q"], given["K"], given["V"] if "V" in given else given["K"]
-    matrices = [problem.answer[a.name] for a in problem.ask if a.format == "matrix"]
-    tq, tk = matrices[0].shape if matrices else (2, 2)
-    dv = given["V"].shape[1] if "V" in given else tk
-    return np.ones((tq, tk)), np.ones((tk, tk)), np.ones((tk, dv))
+        q, k = given["Q"], given["K"]
+        v = given["V"] if "V" in given else np.zeros((k.shape[0], 1))
+        kwargs: dict = {}
+        if masked and "M" in given:
+            kwargs["mask"] = given["M"]
+        if masked and "key_valid" in given:
+            kwargs["mask"] = given["key_valid"].astype(bool)
+        if masked and given.get("causal"):
+            kwargs["causal"] = True
+        return (q, k, v), kwargs
+    scores = next((given[n] for n in ("S", "s") if n in given), None)
+    if scores is None:  # output, shapes, scale: the shapes they talk about
+        weights = given.get("A", np.ones((2, 2)))
+        v = given.get("V", np.ones((weights.shape[1], 2)))
+        return (weights, np.eye(weights.shape[1]), v), {"scale": 1.0}
+    hidden = np.isneginf(scores)
+    v = given.get("V", np.eye(scores.shape[1]))
+    kwargs = {"scale": 1.0}
+    if masked and hidden.any():
+        kwargs["mask"] = np.where(hidden, -np.inf, 0.0)
+    return (np.where(hidden, 0.0, scores), np.eye(scores.shape[1]), v), kwargs
 
 
 def as_submitted(problem, values: dict) -> dict:
     """Answers as a client posts them: arrays for numbers, names for choices."""
     return {
-        a.name: answer_to_json(a, values[a.name]) if a.format in ("choice", "shape")
+        a.name: answer_to_json(a, values[a.name])
+        if a.format in ("choice", "shape")
         else values[a.name]
         for a in problem.ask
     }
@@ -70,61 +92,84 @@ def wrong_answers(problem, turn: int) -> dict:
     return as_submitted(problem, values)
 
 
-def cycles_per_second(kind: str, level: int, seconds: float) -> tuple[float, int]:
-    """Run cycles for about `seconds` and return (cycles/s, cycles run)."""
+def one_cycle(kind: str, level: int, seed: int) -> None:
+    """Generate a problem, grade its exact answer and one wrong answer."""
+    problem = generate(kind, seed, level)
+    right = grade(problem, right_answers(problem))
+    wrong = grade(problem, wrong_answers(problem, seed))
+    if not right.correct or wrong.correct:  # pragma: no cover - a bug
+        raise AssertionError(f"{kind} level {level} seed {seed} misgraded")
+
+
+def measure(kind: str, level: int, seconds: float) -> tuple[float, float, float]:
+    """Return cycles, same-problem engine calls and plain engine calls per second.
+
+    The three run in alternating slices of about 20 ms of CPU time, so that a
+    change in the machine's load affects them alike and their ratios hold.
+    """
     seeds = itertools.count(1)
-    done = 0
-    start = time.process_time()
-    deadline = start + seconds
-    while time.process_time() < deadline:
-        for _ in range(20):
-            seed = next(seeds)
-            problem = generate(kind, seed, level)
-            right = grade(problem, right_answers(problem))
-            wrong = grade(problem, wrong_answers(problem, seed))
-            if not right.correct or wrong.correct:  # pragma: no cover - a bug
-                raise AssertionError(f"{kind} level {level} seed {seed} misgraded")
-            done += 1
-    return done / (time.process_time() - start), done
+    sample = [generate(kind, seed, level) for seed in range(1, 21)]
+    same = [engine_call(p) for p in sample]
+    plain = [engine_call(p, masked=False) for p in sample]
 
+    def cycles() -> int:
+        for _ in range(5):
+            one_cycle(kind, level, next(seeds))
+        return 5
 
-def engine_calls_per_second(kind: str, level: int, seconds: float) -> float:
-    """Rate of bare attention() calls on the shapes of this kind and level."""
-    shapes = [engine_shapes(generate(kind, seed, level)) for seed in range(1, 21)]
-    done = 0
-    start = time.process_time()
-    deadline = start + seconds
-    while time.process_time() < deadline:
-        for q, k, v in shapes:
-            attention(q, k, v)
-        done += len(shapes)
-    return done / (time.process_time() - start)
+    def calls(which: list) -> int:
+        for args, kwargs in which:
+            attention(*args, **kwargs)
+        return len(which)
+
+    work = {
+        "cycles": cycles,
+        "same": lambda: calls(same),
+        "plain": lambda: calls(plain),
+    }
+    done = dict.fromkeys(work, 0)
+    spent = dict.fromkeys(work, 0.0)
+    clock = time.process_time
+    while sum(spent.values()) < seconds:
+        for name, run in work.items():
+            start = clock()
+            while clock() - start < 0.02:
+                done[name] += run()
+            spent[name] += clock() - start
+    return done["cycles"] / spent["cycles"], done["same"] / spent["same"], (
+        done["plain"] / spent["plain"]
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the table; return 1 if a target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=0.5,
-                        help="time spent measuring each row (default 0.5)")
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="CPU seconds spent measuring each row (default 1)")
     parser.add_argument("--kinds", default=",".join(KINDS),
                         help="comma-separated kinds (default: all)")
     parser.add_argument("--levels", default="1,2,3", help="comma-separated levels")
     args = parser.parse_args(argv)
     kinds = [k for k in args.kinds.split(",") if k]
     levels = [int(x) for x in args.levels.split(",") if x]
-    print(f"quizsvc problem cycles (generate + grade right + grade wrong), "
-          f"numpy {np.__version__}, pid {os.getpid()}")
-    header = (f"{'kind':<17} {'level':>5} {'cycles/s':>9} {'engine/s':>9} "
-              f"{'cycle in engine calls':>22}  verdict")
+    for kind in kinds:
+        if kind not in KINDS:
+            parser.error(f"unknown kind {kind!r}")
+    for level in levels:
+        if level not in LEVELS:
+            parser.error(f"unknown level {level}")
+    print("quizsvc problem cycles (generate + grade right + grade wrong), "
+          f"numpy {np.__version__}, pid {os.getpid()}, rates per CPU second")
+    header = (
+        f"{'kind':<17} {'level':>5} {'cycles/s':>9} {'engine/s':>9} "
+        f"{'cycle in engine calls':>22} {'(unmasked)':>10}  verdict"
+    )
     print(header)
     print("-" * len(header))
     missed = 0
     for kind in kinds:
         for level in levels:
-            if level not in LEVELS or kind not in KINDS:
-                raise SystemExit(f"unknown kind or level: {kind} {level}")
-            rate, _ = cycles_per_second(kind, level, args.seconds)
-            engine = engine_calls_per_second(kind, level, args.seconds / 2)
+            rate, engine, plain = measure(kind, level, args.seconds)
             ratio = engine / rate
             notes = []
             if ratio > MAX_ENGINE_CALLS:
@@ -132,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
             if level == 2 and rate < MIN_LEVEL2_RATE:
                 notes.append(f"< {MIN_LEVEL2_RATE}/s")
             missed += bool(notes)
-            print(f"{kind:<17} {level:>5} {rate:>9,.0f} {engine:>9,.0f} "
-                  f"{ratio:>22.1f}  {'; '.join(notes) or 'ok'}")
+            print(
+                f"{kind:<17} {level:>5} {rate:>9,.0f} {engine:>9,.0f} "
+                f"{ratio:>22.1f} {plain / rate:>10.1f}  {'; '.join(notes) or 'ok'}"
+            )
     print(f"\ntargets: a cycle ≤ {MAX_ENGINE_CALLS} bare engine calls; level 2 ≥ "
           f"{MIN_LEVEL2_RATE:,} cycles/s. rows missing a target: {missed}")
     return 1 if missed else 0

@@ -146,3 +146,7 @@ main.add_command(fsrs_group)
 from quizsvc.commands.demo import demo_data_command  # noqa: E402
 
 main.add_command(demo_data_command)
+from quizsvc.commands.problems import check_command, problem_command  # noqa: E402
+
+main.add_command(problem_command)
+main.add_command(check_command)

@@ -129,8 +129,12 @@ class FormatError:
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable view."""
-        return {"quantity": self.quantity, "row": self.row, "col": self.col,
-                "message": dict(self.message)}
+        return {
+            "quantity": self.quantity,
+            "row": self.row,
+            "col": self.col,
+            "message": dict(self.message),
+        }
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,10 @@ def _size(shape: tuple[int, ...]) -> str:
 
 
 def parse_answer(
-    value: Any, expected_shape: tuple[int, ...], *, name: str = "answer",
+    value: Any,
+    expected_shape: tuple[int, ...],
+    *,
+    name: str = "answer",
     number=parse_value,
 ) -> np.ndarray | FormatError:
     """Read a typed or JSON answer into an array of the expected shape.
@@ -220,8 +227,13 @@ def parse_answer(
         except MatrixFormatError as exc:
             return FormatError(name, exc.messages, exc.row, exc.col)
         except RecursionError:
-            return FormatError(name, {"zh-CN": f"{name}：嵌套太深，无法读取",
-                                      "en": f"{name}: nested too deeply to read"})
+            return FormatError(
+                name,
+                {
+                    "zh-CN": f"{name}：嵌套太深，无法读取",
+                    "en": f"{name}: nested too deeply to read",
+                },
+            )
     return _fit_shape(array, expected_shape, name)
 
 
@@ -232,49 +244,71 @@ def _parse_scalar(value: Any, name: str, number) -> np.ndarray | FormatError:
         try:
             return np.array(number(value))
         except ExpressionError as exc:
-            return FormatError(name, {
-                "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字（{exc.messages['zh-CN']}）",
-                "en": f"{name}: {value.strip()[:40]!r} is not a number "
-                      f"({exc.messages['en']})",
-            })
+            return FormatError(
+                name,
+                {
+                    "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字（{exc.messages['zh-CN']}）",
+                    "en": f"{name}: {value.strip()[:40]!r} is not a number "
+                    f"({exc.messages['en']})",
+                },
+            )
         except (ValueError, TypeError, OverflowError):
-            return FormatError(name, {
-                "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字",
-                "en": f"{name}: {value.strip()[:40]!r} is not a number",
-            })
+            return FormatError(
+                name,
+                {
+                    "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字",
+                    "en": f"{name}: {value.strip()[:40]!r} is not a number",
+                },
+            )
     try:
         array = parse_matrix(value, name, number)
     except MatrixFormatError as exc:
         return FormatError(name, exc.messages, exc.row, exc.col)
     except RecursionError:
-        return FormatError(name, {"zh-CN": f"{name}：嵌套太深，无法读取",
-                                  "en": f"{name}: nested too deeply to read"})
+        return FormatError(
+            name,
+            {
+                "zh-CN": f"{name}：嵌套太深，无法读取",
+                "en": f"{name}: nested too deeply to read",
+            },
+        )
     if array.size != 1:
-        return FormatError(name, {
-            "zh-CN": f"{name}：这里要填一个数，却得到 {_size(array.shape)} 个",
-            "en": f"{name}: expected a single number, got {_size(array.shape)} values",
-        })
+        return FormatError(
+            name,
+            {
+                "zh-CN": f"{name}：这里要填一个数，却得到 {_size(array.shape)} 个",
+                "en": f"{name}: expected a single number, got {_size(array.shape)} values",
+            },
+        )
     return array.reshape(())
 
 
-def _fit_shape(array: np.ndarray, expected: tuple[int, ...],
-               name: str) -> np.ndarray | FormatError:
+def _fit_shape(
+    array: np.ndarray, expected: tuple[int, ...], name: str
+) -> np.ndarray | FormatError:
     if array.shape == expected:
         return array
     if not expected:
         if array.size == 1:
             return array.reshape(())
-    elif len(expected) == 2 and 1 in expected and array.size == max(expected) \
-            and 1 in array.shape:
+    elif (
+        len(expected) == 2
+        and 1 in expected
+        and array.size == max(expected)
+        and 1 in array.shape
+    ):
         return array.reshape(expected)  # a vector typed as a row or a column
     elif array.shape == expected[::-1]:
         return array  # transposed: graded, and the grader says so
-    return FormatError(name, {
-        "zh-CN": f"{name}：应当是 {_size(expected)}（{_rows_of(expected, 'zh-CN')}），"
-                 f"却得到 {_size(array.shape)}",
-        "en": f"{name}: expected {_size(expected)} ({_rows_of(expected, 'en')}), "
-              f"got {_size(array.shape)}",
-    })
+    return FormatError(
+        name,
+        {
+            "zh-CN": f"{name}：应当是 {_size(expected)}（{_rows_of(expected, 'zh-CN')}），"
+            f"却得到 {_size(array.shape)}",
+            "en": f"{name}: expected {_size(expected)} ({_rows_of(expected, 'en')}), "
+            f"got {_size(array.shape)}",
+        },
+    )
 
 
 def _rows_of(shape: tuple[int, ...], lang: str) -> str:
@@ -294,16 +328,19 @@ _AXIS_ALIASES = {
     "d": ("d", "dk", "d_k", "head_dim", "dim"),
     "dv": ("dv", "d_v"),
 }
-_ALIAS_TO_AXIS = {alias: axis for axis, names in _AXIS_ALIASES.items()
-                  for alias in names}
+_ALIAS_TO_AXIS = {
+    alias: axis for axis, names in _AXIS_ALIASES.items() for alias in names
+}
 
 
-def _parse_shape(value: Any, ask: Ask, sizes: Mapping[str, int]
-                 ) -> np.ndarray | FormatError:
+def _parse_shape(
+    value: Any, ask: Ask, sizes: Mapping[str, int]
+) -> np.ndarray | FormatError:
     expected = ask.shape[0]
     if isinstance(value, (list, tuple, np.ndarray)):
-        tokens = [str(t) for t in (value.tolist() if isinstance(value, np.ndarray)
-                                   else value)]
+        tokens = [
+            str(t) for t in (value.tolist() if isinstance(value, np.ndarray) else value)
+        ]
     else:
         text = normalize_text(str(value)).strip().lower()
         tokens = [t for t in re.split(r"[\s,;×x*()\[\]]+", text) if t]
@@ -319,21 +356,29 @@ def _parse_shape(value: Any, ask: Ask, sizes: Mapping[str, int]
         except ValueError:
             number = math.nan
         if not number.is_integer() or number < 1:
-            return FormatError(ask.name, {
-                "zh-CN": f"{ask.name}：第 {position} 个维度“{token}”不是正整数，也不是"
-                         "轴名（batch、heads、Tq、Tk、d、dv）",
-                "en": f"{ask.name}: dimension {position}, {token!r}, is neither a "
-                      "positive whole number nor an axis name (batch, heads, Tq, Tk, "
-                      "d, dv)",
-            }, None, position)
+            return FormatError(
+                ask.name,
+                {
+                    "zh-CN": f"{ask.name}：第 {position} 个维度“{token}”不是正整数，也不是"
+                    "轴名（batch、heads、Tq、Tk、d、dv）",
+                    "en": f"{ask.name}: dimension {position}, {token!r}, is neither a "
+                    "positive whole number nor an axis name (batch, heads, Tq, Tk, "
+                    "d, dv)",
+                },
+                None,
+                position,
+            )
         numbers.append(number)
     if len(numbers) != expected:
-        return FormatError(ask.name, {
-            "zh-CN": f"{ask.name}：形状应当有 {expected} 个维度，例如 [2, 8, 5, 7]；"
-                     f"却得到 {len(numbers)} 个",
-            "en": f"{ask.name}: a shape here has {expected} dimensions, e.g. "
-                  f"[2, 8, 5, 7]; got {len(numbers)}",
-        })
+        return FormatError(
+            ask.name,
+            {
+                "zh-CN": f"{ask.name}：形状应当有 {expected} 个维度，例如 [2, 8, 5, 7]；"
+                f"却得到 {len(numbers)} 个",
+                "en": f"{ask.name}: a shape here has {expected} dimensions, e.g. "
+                f"[2, 8, 5, 7]; got {len(numbers)}",
+            },
+        )
     return np.array(numbers)
 
 
@@ -345,10 +390,13 @@ def _parse_choice(value: Any, ask: Ask) -> np.ndarray | FormatError:
         if text in spellings:
             return np.array(float(index))
     options = ", ".join(c.value for c in ask.choices)
-    return FormatError(ask.name, {
-        "zh-CN": f"{ask.name}：“{text[:40]}”不是选项之一；可选：{options}",
-        "en": f"{ask.name}: {text[:40]!r} is not one of the options: {options}",
-    })
+    return FormatError(
+        ask.name,
+        {
+            "zh-CN": f"{ask.name}：“{text[:40]}”不是选项之一；可选：{options}",
+            "en": f"{ask.name}: {text[:40]!r} is not one of the options: {options}",
+        },
+    )
 
 
 def _parse_for(problem: Problem, ask: Ask, value: Any) -> np.ndarray | FormatError:
@@ -362,8 +410,13 @@ def _parse_for(problem: Problem, ask: Ask, value: Any) -> np.ndarray | FormatErr
         return parse_answer(value, ask.shape, name=ask.name)
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         # A last guard: whatever was typed, grading answers with a message.
-        return FormatError(ask.name, {"zh-CN": f"{ask.name}：无法读取（{exc}）",
-                                      "en": f"{ask.name}: cannot be read ({exc})"})
+        return FormatError(
+            ask.name,
+            {
+                "zh-CN": f"{ask.name}：无法读取（{exc}）",
+                "en": f"{ask.name}: cannot be read ({exc})",
+            },
+        )
 
 
 def _blank(value: Any) -> bool:
@@ -381,8 +434,9 @@ def _blank(value: Any) -> bool:
 # earlier answers.
 
 
-def _derive(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
-            ) -> np.ndarray | None:
+def _derive(
+    problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
+) -> np.ndarray | None:
     op, *sources = ask.derive
     if any(s not in parsed for s in sources):
         return None
@@ -399,27 +453,38 @@ def _derive(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
         v = problem.context["V"]
         return first @ v if first.ndim == 2 and first.shape[1] == v.shape[0] else None
     if op == "mask_scores":
-        q, k = problem.given["Q"], problem.given["K"]
-        raw = (q @ k.T) / math.sqrt(q.shape[1])
-        return np.where(first > 0.5, raw, -np.inf) if first.shape == raw.shape \
-            else None
+        raw = _raw_scores(problem)
+        return np.where(first > 0.5, raw, -np.inf) if first.shape == raw.shape else None
     if op == "same_shape":
         return first
     if op == "output_shape":
         return np.concatenate([first[:-1], [float(problem.context["dv"])]])
     if op == "sharper":
         with np.errstate(all="ignore"):
-            peaks = [np.nanmax(parsed[s]) if not np.isnan(parsed[s]).all()
-                     else math.nan for s in sources]
-        if any(math.isnan(p) for p in peaks) or abs(peaks[0] - peaks[1]) <= \
-                problem.tolerance:
+            peaks = [
+                np.nanmax(parsed[s]) if not np.isnan(parsed[s]).all() else math.nan
+                for s in sources
+            ]
+        if (
+            any(math.isnan(p) for p in peaks)
+            or abs(peaks[0] - peaks[1]) <= problem.tolerance
+        ):
             return None
         return np.array(0.0 if peaks[0] > peaks[1] else 1.0)
     raise ValueError(f"unknown derivation {op!r}")  # pragma: no cover
 
 
-def _variants(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
-              ) -> dict[str, np.ndarray]:
+def _raw_scores(problem: Problem) -> np.ndarray:
+    """QKᵀ/√d without any mask."""
+    if "mask_ignored" in problem.names:  # that pipeline's scores are exactly these
+        return problem.stacks["S"][problem.names.index("mask_ignored")]
+    q, k = problem.given["Q"], problem.given["K"]
+    return (q @ k.T) / math.sqrt(q.shape[1])
+
+
+def _variants(
+    problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     """Each mistake applied to the learner's own previous step."""
     op, *sources = ask.derive
     known = set(problem.misconceptions)
@@ -438,8 +503,11 @@ def _variants(problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
             if name in known:
                 out[name] = make(previous)
         visible = problem.context.get("visible")
-        if "mask_after_softmax" in known and visible is not None \
-                and visible.shape == previous.shape:
+        if (
+            "mask_after_softmax" in known
+            and visible is not None
+            and visible.shape == previous.shape
+        ):
             out["mask_after_softmax"] = softmax_rows(previous) * visible
     elif op == "matmul_v" and "hard_argmax" in known:
         v = problem.context["V"]
@@ -471,19 +539,29 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     format_errors: list[FormatError] = []
     if not isinstance(answers, Mapping):
         answers = {}
-        format_errors.append(FormatError("answers", {
-            "zh-CN": "答案应当是“名称 → 值”的对应表，例如 {\"S\": \"[[1, 0]]\"}",
-            "en": "answers must map each quantity's name to a value, e.g. "
-                  "{\"S\": \"[[1, 0]]\"}",
-        }))
+        format_errors.append(
+            FormatError(
+                "answers",
+                {
+                    "zh-CN": '答案应当是“名称 → 值”的对应表，例如 {"S": "[[1, 0]]"}',
+                    "en": "answers must map each quantity's name to a value, e.g. "
+                    '{"S": "[[1, 0]]"}',
+                },
+            )
+        )
     names = [a.name for a in problem.ask]
     for key in answers:
         if key not in names:
-            format_errors.append(FormatError(str(key), {
-                "zh-CN": f"这道题没有“{key}”；要填的是：{'、'.join(names)}",
-                "en": f"this problem has no quantity {key!r}; it asks for "
-                      f"{', '.join(names)}",
-            }))
+            format_errors.append(
+                FormatError(
+                    str(key),
+                    {
+                        "zh-CN": f"这道题没有“{key}”；要填的是：{'、'.join(names)}",
+                        "en": f"this problem has no quantity {key!r}; it asks for "
+                        f"{', '.join(names)}",
+                    },
+                )
+            )
     parsed: dict[str, np.ndarray] = {}
     for ask in problem.ask:
         raw = answers.get(ask.name)
@@ -496,11 +574,13 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
             parsed[ask.name] = value
 
     steps = _grade_steps(problem, parsed)
-    misconception, where = (None, None) if format_errors else _diagnose(
-        problem, steps, parsed)
+    misconception, where = (
+        (None, None) if format_errors else _diagnose(problem, steps, parsed)
+    )
     correct = not format_errors and all(s.result.correct for s in steps)
-    score = 1.0 if correct else min(sum(s.result.score for s in steps) / len(steps),
-                                    1.0)
+    score = (
+        1.0 if correct else min(sum(s.result.score for s in steps) / len(steps), 1.0)
+    )
     return Verdict(
         correct=correct,
         score=score,
@@ -521,66 +601,64 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
     """Grade every step against every pipeline in a few whole-array operations."""
     layout = problem.context["grading"]
     flat, spans = layout["flat"], layout["spans"]
-    count = flat.shape[0]
-    pieces, derived_pieces, fits, derivations = [], [], [], []
-    any_derived = False
-    for ask in problem.ask:
-        x = parsed.get(ask.name)
-        fit = x is not None and x.shape == ask.shape
-        fits.append(fit)
-        d = _derive(problem, ask, parsed) if ask.derive and x is not None else None
-        derivations.append(d)
-        if fit:
-            pieces.append(x.ravel())
-            if d is not None and d.shape == x.shape:
-                derived_pieces.append(d.ravel())
-                any_derived = True
-                continue
-        else:
-            # Stand-ins that agree with nothing: the step is graded elsewhere.
-            pieces.append(np.full(spans[len(pieces)][1] - spans[len(pieces)][0],
-                                  np.nan))
-        derived_pieces.append(np.full(pieces[-1].size, np.nan))
-    answer = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
     tolerance = layout["cell_tolerance"]
+    count = flat.shape[0]
+    fits = [a.name in parsed and parsed[a.name].shape == a.shape for a in problem.ask]
+    # An answer of another shape (or none) stands in as NaN and matches nothing
+    # here; `_off_shape_step` grades a transposed one.
+    answer = np.concatenate([
+        parsed[a.name].ravel() if fit else np.full(hi - lo, np.nan)
+        for a, fit, (lo, hi) in zip(problem.ask, fits, spans, strict=True)
+    ])
     if np.isfinite(answer).all():
-        near = np.abs(answer - flat) <= tolerance  # ±inf and NaN in flat: no match
+        near = np.abs(answer - flat) <= tolerance  # ±inf or NaN in flat: no match
     else:
         near = (np.abs(answer - flat) <= tolerance) | (answer == flat) | (
-            np.isnan(answer) & layout["flat_isnan"])
+            np.isnan(answer) & np.isnan(flat)
+        )
+        for fit, (lo, hi) in zip(fits, spans, strict=True):
+            if not fit:
+                near[:, lo:hi] = False
+    if all(fits) and near[0].all():
+        return _all_right(problem, parsed)
     for lo, hi in layout["never"]:
         near[-1, lo:hi] = False
     match = np.logical_and.reduceat(near, layout["starts"], axis=1).T.tolist()
-    if any_derived:
-        derived = np.concatenate(derived_pieces) if len(pieces) > 1 \
-            else derived_pieces[0]
-        # Only cells with a derived value may agree; the NaN stand-ins must not.
-        near_derived = _close(answer, derived, tolerance) & ~np.isnan(
-            derived) | (np.isnan(answer) & np.isnan(derived) & _derived_nan(
-                derivations, spans, answer.size))
-        consistent_flat = np.logical_and.reduceat(near_derived, layout["starts"]
-                                                  ).tolist()
-        ok_flat = (near[0] | near_derived).tolist()
-    else:
-        consistent_flat = [False] * len(spans)
-        ok_flat = near[0].tolist()
+    ok_flat = near[0].tolist()
 
-    steps = []
+    steps: list[_Step] = []
+    right: dict[str, bool] = {}
     for i, ask in enumerate(problem.ask):
         x = parsed.get(ask.name)
         if x is None:
-            steps.append(_Step(ask, None, StepResult(ask.name, False, False, 0.0),
-                               None))
+            right[ask.name] = False
+            result = StepResult(ask.name, False, False, 0.0)
+            steps.append(_Step(ask, None, result, None))
             continue
-        d = derivations[i]
+        correct = fits[i] and match[i][0]
+        right[ask.name] = correct
+        consistent = None
+        carried = None
+        if ask.derive:
+            if correct and all(right.get(s) for s in ask.depends_on):
+                consistent = True  # right, from right inputs: nothing to carry
+            else:
+                derived = _derive(problem, ask, parsed)
+                if derived is not None:
+                    consistent = derived.shape == x.shape
+                    if consistent:
+                        carried = _close(x, derived, tolerance[spans[i][0]])
+                        consistent = bool(carried.all())
         if not fits[i]:
-            steps.append(_off_shape_step(problem, ask, x, d, count))
+            steps.append(_off_shape_step(problem, ask, x, consistent, count))
             continue
         lo, hi = spans[i]
-        consistent = None if d is None else (
-            d.shape == x.shape and bool(consistent_flat[i]))
-        correct = match[i][0]
         cells = ok_flat[lo:hi]
+        if carried is not None and not correct:
+            # Error carried forward: a cell that agrees with the learner's own
+            # earlier numbers counts as right.
+            agree = carried.ravel().tolist()
+            cells = [a or b for a, b in zip(cells, agree, strict=True)]
         if correct or consistent:
             score = 1.0
         elif ask.format == "choice":
@@ -590,7 +668,7 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
         shape = x.shape
         if len(shape) == 2:
             width = shape[1]
-            ok = [cells[r * width:(r + 1) * width] for r in range(shape[0])]
+            ok = [cells[r * width : (r + 1) * width] for r in range(shape[0])]
         else:
             ok = cells if shape else cells[0]
         result = StepResult(ask.name, True, correct, score, ok, consistent)
@@ -598,43 +676,47 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
     return steps
 
 
-def _derived_nan(derivations, spans, size) -> np.ndarray:
-    """Cells where a real derived value is NaN (an undefined row), not a stand-in."""
-    real = np.zeros(size, dtype=bool)
-    for d, (lo, hi) in zip(derivations, spans, strict=True):
-        if d is not None and d.size == hi - lo:
-            real[lo:hi] = True
-    return real
+def _all_right(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_Step]:
+    """Every step right: full marks, each derived step consistent by construction."""
+    steps = []
+    for ask in problem.ask:
+        shape = ask.shape
+        if len(shape) == 2:
+            ok: Any = [[True] * shape[1] for _ in range(shape[0])]
+        else:
+            ok = [True] * shape[0] if shape else True
+        consistent = True if ask.derive else None
+        result = StepResult(ask.name, True, True, 1.0, ok, consistent)
+        steps.append(_Step(ask, parsed[ask.name], result, None))
+    return steps
 
 
-def _off_shape_step(problem: Problem, ask: Ask, x: np.ndarray,
-                    derived: np.ndarray | None, count: int) -> _Step:
+def _off_shape_step(
+    problem: Problem, ask: Ask, x: np.ndarray, consistent: bool | None, count: int
+) -> _Step:
     """Grade an answer typed transposed (the only other shape parsing lets by)."""
     truth = problem.answer[ask.name]
-    tolerance = problem.tolerance
     matches = [False] * count
     if problem.virtual and ask.transposable and x.shape == truth.T.shape:
-        matches[-1] = bool(_close(x, truth.T, tolerance).all())
-    consistent = None
-    if derived is not None:
-        consistent = derived.shape == x.shape and bool(
-            _close(x, derived, tolerance).all())
+        matches[-1] = bool(_close(x, truth.T, problem.tolerance).all())
     message = {
         "zh-CN": f"{ask.label['zh-CN']} 应当是 {_size(truth.shape)}，却得到 "
-                 f"{_size(x.shape)}——是不是写成转置了？",
-        "en": f"The {ask.label['en']} should be {_size(truth.shape)}, got "
-              f"{_size(x.shape)} — transposed?",
+        f"{_size(x.shape)}——是不是写成转置了？",
+        "en": f"The {ask.label['en']}: expected {_size(truth.shape)}, got "
+        f"{_size(x.shape)} — transposed?",
     }
-    result = StepResult(ask.name, True, False, 1.0 if consistent else 0.0, None,
-                        consistent, message)
+    score = 1.0 if consistent else 0.0
+    result = StepResult(ask.name, True, False, score, None, consistent, message)
     return _Step(ask, x, result, matches)
 
 
-def _diagnose(problem: Problem, steps: list[_Step], parsed
-              ) -> tuple[str | None, str | None]:
+def _diagnose(
+    problem: Problem, steps: list[_Step], parsed
+) -> tuple[str | None, str | None]:
     """Name the mistake behind the first wrong step, or one made after it."""
-    wrong = [i for i, s in enumerate(steps) if s.result.answered and not
-             s.result.correct]
+    wrong = [
+        i for i, s in enumerate(steps) if s.result.answered and not s.result.correct
+    ]
     if not wrong:
         return None, None
     first = wrong[0]
@@ -642,8 +724,12 @@ def _diagnose(problem: Problem, steps: list[_Step], parsed
     candidates = [i for i, hit in enumerate(steps[first].matches) if hit and i > 0]
     if candidates:
         # The pipeline that explains the most steps; ties go to catalog order.
-        counts = [sum(s.matches[i] for s in steps if s.matches is not None)
-                  for i in range(len(names))]
+        counts = [
+            sum(column)
+            for column in zip(
+                *(s.matches for s in steps if s.matches is not None), strict=True
+            )
+        ]
         best = max(candidates, key=lambda i: (counts[i], -RANK[names[i]]))
         return names[best], steps[first].ask.name
     # No whole pipeline explains it: look for a mistake made on top of the
@@ -654,69 +740,100 @@ def _diagnose(problem: Problem, steps: list[_Step], parsed
         if step.ask.derive is None or step.result.consistent_with_previous:
             continue
         for name, value in _variants(problem, step.ask, parsed).items():
-            if value.shape == step.value.shape and _close(
-                    step.value, value, tolerance).all():
+            if (
+                value.shape == step.value.shape
+                and _close(step.value, value, tolerance).all()
+            ):
                 return name, step.ask.name
         derived = _derive(problem, step.ask, parsed)
-        if step.ask.transposable and derived is not None and \
-                "transposed" in problem.virtual and \
-                derived.T.shape == step.value.shape and \
-                _close(step.value, derived.T, tolerance).all():
+        if (
+            step.ask.transposable
+            and derived is not None
+            and "transposed" in problem.virtual
+            and derived.T.shape == step.value.shape
+            and _close(step.value, derived.T, tolerance).all()
+        ):
             return "transposed", step.ask.name
     return None, None
 
 
-def _feedback(problem: Problem, steps: list[_Step], misconception: str | None,
-              where: str | None, format_errors: list[FormatError]
-              ) -> dict[str, str]:
+def _feedback(
+    problem: Problem,
+    steps: list[_Step],
+    misconception: str | None,
+    where: str | None,
+    format_errors: list[FormatError],
+) -> dict[str, str]:
+    """One or two sentences pointing at the first wrong step."""
     if format_errors:
         first = format_errors[0].message
         return {
             "zh-CN": f"{first['zh-CN']}。这次不算作答，改好格式再提交即可。",
             "en": f"{first['en']}. This does not count as an attempt; fix the format "
-                  "and submit again.",
+            "and submit again.",
         }
     if all(s.result.correct for s in steps):
-        return {"zh-CN": "全部正确：每一步都在允许的误差之内。",
-                "en": "All correct: every step is within the tolerance."}
+        return {
+            "zh-CN": "全部正确：每一步都在允许的误差之内。",
+            "en": "All correct: every step is within the tolerance.",
+        }
     if not any(s.result.answered for s in steps):
         return {"zh-CN": "还没有填写任何答案。", "en": "Nothing has been answered yet."}
     first = next(s for s in steps if not s.result.correct)
     label = first.ask.label
     if not first.result.answered:
-        return {"zh-CN": f"{label['zh-CN']}还没有填写。",
-                "en": f"The {label['en']} is not answered yet."}
-    if first.result.shape_error and misconception != "transposed":
+        return {
+            "zh-CN": f"{label['zh-CN']} 还没有填写。",
+            "en": f"No answer yet for the {label['en']}.",
+        }
+    explained = misconception is not None and where == first.ask.name
+    if first.result.shape_error:
         opening = dict(first.result.shape_error)
-    elif misconception is not None and where == first.ask.name:
+        if explained:
+            explanation = MISCONCEPTIONS[misconception]
+            opening = {
+                "zh-CN": opening["zh-CN"] + explanation["zh-CN"],
+                "en": f"{opening['en']} {explanation['en']}",
+            }
+    elif explained:
         explanation = MISCONCEPTIONS[misconception]
-        opening = {"zh-CN": f"{label['zh-CN']}不对。{explanation['zh-CN']}",
-                   "en": f"The {label['en']} is off. {explanation['en']}"}
+        opening = {
+            "zh-CN": f"第一个出错的步骤是{label['zh-CN']}。{explanation['zh-CN']}",
+            "en": f"The first wrong step is the {label['en']}. {explanation['en']}",
+        }
     elif first.ask.format == "choice":
-        opening = {"zh-CN": f"{label['zh-CN']}选错了。",
-                   "en": f"The answer to “{label['en']}” is not right."}
+        opening = {
+            "zh-CN": f"“{label['zh-CN']}”选错了。",
+            "en": f"The answer to “{label['en']}” is not right.",
+        }
     else:
-        total = int(np.size(first.result.ok)) if first.result.ok is not None else 0
-        bad = total - int(np.sum(first.result.ok)) if total else 0
+        cells = np.ravel(first.result.ok) if first.result.ok is not None else []
+        total, bad = len(cells), len(cells) - int(sum(cells))
         opening = {
             "zh-CN": f"第一个出错的步骤是{label['zh-CN']}：{bad}/{total} 个格子超出了允许"
-                     "的误差，请重新检查这一步。",
+            "的误差，请重新检查这一步。",
             "en": f"The first wrong step is the {label['en']}: {bad} of {total} cells "
-                  "are outside the tolerance; recheck that step.",
+            "are outside the tolerance; recheck that step.",
         }
-    later = steps[steps.index(first) + 1:]
-    if misconception is not None and where != first.ask.name:
+    later = steps[steps.index(first) + 1 :]
+    if misconception is not None and not explained:
         explanation = MISCONCEPTIONS[misconception]
         other = problem.asked(where).label
-        closing = {"zh-CN": f"另外，{other['zh-CN']}：{explanation['zh-CN']}",
-                   "en": f"Also, in the {other['en']}: {explanation['en']}"}
-    elif any(s.result.consistent_with_previous and not s.result.correct
-             for s in later):
+        english = explanation["en"][0].lower() + explanation["en"][1:]
         closing = {
-            "zh-CN": f"后面的步骤与你自己算出的{label['zh-CN']}前后一致，已经给分。",
+            "zh-CN": f"另外，在{other['zh-CN']} 这一步：{explanation['zh-CN']}",
+            "en": f"Also, in the {other['en']}: {english}",
+        }
+    elif any(s.result.consistent_with_previous and not s.result.correct for s in later):
+        closing = {
+            "zh-CN": f"后面的步骤与你自己算出的{label['zh-CN']} 前后一致，已经给分。",
             "en": f"Your later steps follow correctly from your own {label['en']} "
-                  "and earn their credit.",
+            "and earn their credit.",
         }
     else:
         return opening
-    return {lang: f"{opening[lang]} {closing[lang]}".strip() for lang in opening}
+    # Chinese sentences follow each other without a space; English ones with one.
+    return {
+        "zh-CN": opening["zh-CN"] + closing["zh-CN"],
+        "en": f"{opening['en']} {closing['en']}",
+    }

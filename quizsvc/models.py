@@ -37,6 +37,15 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+# Card states: py-fsrs's Learning / Review / Relearning, plus 0 for a card that
+# exists but has never been answered (defined with the scheduling policy).
+from quizsvc.scheduling import (
+    STATE_LEARNING,
+    STATE_NEW,
+    STATE_RELEARNING,
+    STATE_REVIEW,
+)
+
 # Stable constraint names, so migrations can refer to (and drop) them by name on
 # every backend.
 NAMING_CONVENTION = {
@@ -52,9 +61,6 @@ CLASS_ROLES = ("learner", "teacher")
 LANGUAGES = ("zh-CN", "en")
 ITEM_TYPES = ("choice", "numeric", "cloze", "recall", "ordering", "generated")
 RATING_SOURCES = ("graded", "learner")
-# Card states: py-fsrs's Learning / Review / Relearning, plus 0 for a card that
-# exists but has never been answered.
-STATE_NEW, STATE_LEARNING, STATE_REVIEW, STATE_RELEARNING = 0, 1, 2, 3
 
 
 def utcnow() -> datetime:
@@ -451,6 +457,10 @@ class OpenItem(Base):
 
 
 __all__ = [
+    "STATE_LEARNING",
+    "STATE_NEW",
+    "STATE_RELEARNING",
+    "STATE_REVIEW",
     "ApiToken",
     "Base",
     "Card",

@@ -299,8 +299,8 @@ class _Parser:
                 self.expect(")")
                 return _FUNCTIONS[token](argument)
             raise ExpressionError(
-                f"unknown name {token!r} (known: sqrt, exp, ln, e, pi)",
-                f"不认识“{token}”（可用：sqrt、exp、ln、e、pi）",
+                f"unknown name {token!r}; the known ones are sqrt, exp, ln, e and pi",
+                f"不认识“{token}”，能用的有 sqrt、exp、ln、e、pi",
             )
         if token == "(":
             self._enter()
@@ -583,10 +583,10 @@ def _read_entry(number: Number, token: Any, name: str, i: int, j: int) -> float:
         shown = _show(token)
         raise _error(
             name,
-            f"row {i}, column {j}: {shown!r} is not a number ({exc.messages['en']}); "
-            "expected e.g. 0.5, 2/3, √2/2, -inf or undefined",
-            f"第 {i} 行第 {j} 列：“{shown}”不是数字（{exc.messages['zh-CN']}）；"
-            "可以写 0.5、2/3、√2/2、-inf 或 未定义",
+            f"row {i}, column {j}: {shown!r} is not a number: {exc.messages['en']}. "
+            "Write e.g. 0.5, 2/3, √2/2, -inf or undefined",
+            f"第 {i} 行第 {j} 列：“{shown}”不是数字：{exc.messages['zh-CN']}。"
+            "可以写 0.5、2/3、√2/2、-inf 或“未定义”",
             i,
             j,
         ) from None

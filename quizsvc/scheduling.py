@@ -16,8 +16,9 @@ Pure computation, no database or web code: NumPy, the standard library, py-fsrs
   first), then new items (unlocked lessons, skill order), within the day's
   limits, and never puts two items of one skill back to back when it can avoid
   it.
-- Retrievability of many cards at once: `retrievability_many` (NumPy), equal to
-  py-fsrs `Scheduler.get_card_retrievability` card by card.
+- Retrievability of many cards at once: `retrievability_at` (from last-review
+  times) and `retrievability_many` (from elapsed days), NumPy, equal to py-fsrs
+  `Scheduler.get_card_retrievability` card by card.
 - Evaluation: `evaluate_models` splits a review log by time and scores FSRS with
   the default parameters, FSRS with parameters fitted on the earlier part, and
   Anki's SM-2 (`sm2_intervals`) by log loss and RMSE(bins).
@@ -67,6 +68,7 @@ MIN_TIMED_ANSWERS = 5
 MIN_REVIEWS_TO_OPTIMIZE = 400
 DAY_MICROSECONDS = 86_400_000_000
 
+# Card states: py-fsrs's Learning / Review / Relearning, and 0 for never answered.
 STATE_NEW, STATE_LEARNING, STATE_REVIEW, STATE_RELEARNING = 0, 1, 2, 3
 
 
@@ -248,9 +250,11 @@ def elapsed_days(last_review: np.ndarray, now: datetime) -> np.ndarray:
     """
     last = np.asarray(last_review, dtype="datetime64[us]").view(np.int64)
     now_us = (_as_utc(now) - _EPOCH) // _MICROSECOND
-    delta = now_us - last
-    delta //= DAY_MICROSECONDS
-    days = delta.astype(float)
+    # Microsecond counts are exact in float64, and so is the floored quotient for
+    # any span a card can have (far below the ~10^5 days where it would round).
+    days = np.subtract(now_us, last, dtype=float)
+    days /= DAY_MICROSECONDS
+    np.floor(days, out=days)
     days[last == _NAT] = np.nan
     return days
 
@@ -267,17 +271,34 @@ def retrievability_many(
     NaN stability or elapsed days mean "no review yet". `decay` (w20) is one
     number or one per card.
     """
-    s = np.asarray(stability, dtype=float)
+    days = np.array(elapsed, dtype=float)
+    return _forgetting_curve(days, np.asarray(stability, dtype=float), decay)
+
+
+def retrievability_at(
+    stability: np.ndarray | Sequence[float | None],
+    last_review: np.ndarray,
+    now: datetime,
+    decay: float | np.ndarray = DEFAULT_PARAMETERS[20],
+) -> np.ndarray:
+    """Recall probability now of cards last reviewed at `last_review` (datetime64)."""
+    days = elapsed_days(last_review, now)
+    return _forgetting_curve(days, np.asarray(stability, dtype=float), decay)
+
+
+def _forgetting_curve(
+    days: np.ndarray, stability: np.ndarray, decay: float | np.ndarray
+) -> np.ndarray:
+    """Turn elapsed days into retrievability, in place: a class's worth of cards
+    should cost one array and a few passes over it, not a temporary per step."""
     d = -np.asarray(decay, dtype=float)
-    factor = 0.9 ** (1.0 / d) - 1.0
-    # In place: a class's worth of cards should cost a few passes over memory.
-    r = np.maximum(np.asarray(elapsed, dtype=float), 0.0)
-    r *= factor
-    r /= s
-    r += 1.0
-    np.power(r, d, out=r)
-    r[np.isnan(r)] = 0.0
-    return r
+    np.maximum(days, 0.0, out=days)
+    days *= 0.9 ** (1.0 / d) - 1.0
+    days /= stability
+    days += 1.0
+    np.power(days, d, out=days)
+    days[np.isnan(days)] = 0.0
+    return days
 
 
 # --- rating policy -----------------------------------------------------------

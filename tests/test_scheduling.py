@@ -109,6 +109,16 @@ def test_retrievability_of_many_cards_with_gaps_and_own_decays():
     assert got[0] == pytest.approx(scheduler.get_card_retrievability(card, now), 1e-12)
 
 
+def test_whole_days_turn_over_at_exactly_24_hours():
+    """Is a day counted at exactly 24 h, not a microsecond earlier (as py-fsrs)?"""
+    now = T0
+    last = [now - timedelta(days=k) + timedelta(microseconds=e)
+            for k in (1, 7, 365, 36500) for e in (0, 1)]  # fmt: skip
+    days = scheduling.elapsed_days(scheduling.to_datetime64(last), now)
+    assert days.tolist() == [(now - moment).days for moment in last]
+    assert days.tolist() == [1, 0, 7, 6, 365, 364, 36500, 36499]
+
+
 # --- card transitions ------------------------------------------------------------
 
 
@@ -518,7 +528,7 @@ def test_sm2_follows_ankis_default_deck_options():
 
 @given(answers=st.lists(st.tuples(ratings, st.integers(0, 400)), max_size=40))
 def test_sm2_ease_and_interval_laws(answers):
-    """Does a remembered review card always get a longer interval, and a lapse 1 day?"""
+    """Does a remembered card get a longer interval (up to the cap), a lapse 1 day?"""
     card = scheduling._Sm2()
     for rating, gap in answers:
         before = card
@@ -528,7 +538,8 @@ def test_sm2_ease_and_interval_laws(answers):
             if rating == 1:
                 assert card.phase == "relearning" and card.interval == 1
             else:
-                assert card.interval > before.interval
+                longest = scheduling.MAXIMUM_INTERVAL_DAYS
+                assert card.interval > before.interval or card.interval == longest
 
 
 def test_perfect_and_coin_flip_predictions_score_as_expected():

@@ -30,8 +30,10 @@ def api_self_assessments():
     lang = current_language()
     overview = skill_overview(get_session(), current_db_user(), datetime.now(UTC))
     return {
-        "scale": [{"level": step["level"], "label": step[lang]}
-                  for step in SELF_ASSESSMENT_SCALE],
+        "scale": [
+            {"level": step["level"], "label": step[lang]}
+            for step in SELF_ASSESSMENT_SCALE
+        ],
         "skills": [
             {
                 "skill_id": entry.skill.id,
@@ -49,12 +51,18 @@ def api_self_assessments():
 
 def _measured(record: insights.SkillRecord | None) -> dict[str, Any]:
     if record is None:
-        return {"cards": 0, "mean_retrievability": None, "recent_answers": 0,
-                "recent_accuracy": None}
-    return {"cards": record.cards,
-            "mean_retrievability": record.mean_retrievability,
-            "recent_answers": record.recent_answers,
-            "recent_accuracy": record.recent_accuracy}
+        return {
+            "cards": 0,
+            "mean_retrievability": None,
+            "recent_answers": 0,
+            "recent_accuracy": None,
+        }
+    return {
+        "cards": record.cards,
+        "mean_retrievability": record.mean_retrievability,
+        "recent_answers": record.recent_answers,
+        "recent_accuracy": record.recent_accuracy,
+    }
 
 
 @bp.post("/self-assessments")
@@ -71,7 +79,8 @@ def api_record_self_assessment():
         raise error(400, "invalid_input", "note must be a string")
     with transaction() as session:
         assessment = record_self_assessment(
-            session, current_db_user(), skill_id, level, note=note)
+            session, current_db_user(), skill_id, level, note=note
+        )
     return assessment_dict(assessment), 201
 
 
@@ -79,15 +88,21 @@ def api_record_self_assessment():
 @login_required
 def api_progress():
     """Retention per skill, answers per day, the due forecast, recent mistakes."""
-    report = insights.progress_report(get_session(), current_db_user(),
-                                      datetime.now(UTC))
+    report = insights.progress_report(
+        get_session(), current_db_user(), datetime.now(UTC)
+    )
     lang = current_language()
     mistakes = report.mistakes
     return {
         "reviews_total": report.reviews_total,
         "streak": report.streak,
-        "skills": [{**record.to_dict(), "title": record.title.get(lang)
-                    or record.title.get("zh-CN")} for record in report.skills],
+        "skills": [
+            {
+                **record.to_dict(),
+                "title": record.title.get(lang) or record.title.get("zh-CN"),
+            }
+            for record in report.skills
+        ],
         "calendar": report.calendar.to_dict(),
         "forecast": report.forecast.to_dict(),
         "mistakes": {
@@ -95,12 +110,17 @@ def api_progress():
             "total": mistakes.total,
             "unnamed": mistakes.unnamed,
             "by_misconception": [
-                {"misconception": group.misconception,
-                 "explanation": localized(grading.MISCONCEPTIONS[group.misconception])
-                 if group.misconception in grading.MISCONCEPTIONS else None,
-                 "count": group.count,
-                 "latest": group.latest.isoformat(),
-                 "examples": [example.to_dict() for example in group.examples]}
+                {
+                    "misconception": group.misconception,
+                    "explanation": localized(
+                        grading.MISCONCEPTIONS[group.misconception]
+                    )
+                    if group.misconception in grading.MISCONCEPTIONS
+                    else None,
+                    "count": group.count,
+                    "latest": group.latest.isoformat(),
+                    "examples": [example.to_dict() for example in group.examples],
+                }
                 for group in mistakes.groups
             ],
         },
@@ -121,9 +141,12 @@ def api_update_settings():
     body = json_body()
     unknown = sorted(set(body) - set(SETTING_NAMES))
     if unknown:
-        raise error(400, "invalid_input",
-                    f"unknown setting(s): {', '.join(unknown)}; known: "
-                    f"{', '.join(SETTING_NAMES)}")
+        raise error(
+            400,
+            "invalid_input",
+            f"unknown setting(s): {', '.join(unknown)}; known: "
+            f"{', '.join(SETTING_NAMES)}",
+        )
     with transaction() as session:
         settings = apply_settings(session, current_db_user(), body)
         result = settings_dict(settings)

@@ -17,7 +17,7 @@ from quizsvc.i18n import current_language
 from quizsvc.web.practice import MAX_SEED, fresh_seed, load_problem
 
 
-def problem_id(problem: problems.Problem) -> str:
+def id_of(problem: problems.Problem) -> str:
     """The stateless id of a problem: "<kind>:<level>:<seed>"."""
     return f"{problem.kind}:{problem.level}:{problem.seed}"
 
@@ -26,21 +26,29 @@ def problem_from_id(ident: str) -> problems.Problem | None:
     """Generate the problem an id names, or None when it names none."""
     kind, _, rest = ident.partition(":")
     level_text, _, seed_text = rest.partition(":")
-    if not (level_text.isdigit() and seed_text.isdigit() and seed_text.isascii()):
+    numbers = level_text + seed_text
+    if not (level_text and seed_text and numbers.isascii() and numbers.isdigit()):
         return None
     if len(seed_text) > len(str(MAX_SEED)):
         return None  # refuse absurdly long numbers before converting them
-    return load_problem(kind, int(level_text), int(seed_text))
+    problem = load_problem(kind, int(level_text), int(seed_text))
+    # One problem, one id: "attention:02:007" is not another name for it.
+    return problem if problem is not None and id_of(problem) == ident else None
 
 
 def _public(problem: problems.Problem) -> dict[str, Any]:
-    ident = problem_id(problem)
+    ident = id_of(problem)
     return {
         "id": ident,
         **problem.public_dict(current_language()),
-        "permalink": url_for("practice.problem", kind=problem.kind,
-                             level=problem.level, seed=problem.seed, _external=True),
-        "check_url": url_for("api.api_check_problem", ident=ident),
+        "permalink": url_for(
+            "practice.problem",
+            kind=problem.kind,
+            level=problem.level,
+            seed=problem.seed,
+            _external=True,
+        ),
+        "check_url": url_for("api.api_check_problem", problem_id=ident),
     }
 
 
@@ -50,61 +58,68 @@ def api_new_problem():
     body = json_body(("kind",))
     kind = body["kind"]
     if not isinstance(kind, str) or kind not in problems.KINDS:
-        raise error(400, "invalid_input",
-                    f"kind must be one of: {', '.join(problems.KINDS)}")
+        raise error(
+            400, "invalid_input", f"kind must be one of: {', '.join(problems.KINDS)}"
+        )
     level = body.get("level", 1)
-    if isinstance(level, bool) or not isinstance(level, int) or level not in \
-            problems.LEVELS:
-        raise error(400, "invalid_input",
-                    f"level must be a whole number, one of {problems.LEVELS}")
+    if (
+        isinstance(level, bool)
+        or not isinstance(level, int)
+        or level not in problems.LEVELS
+    ):
+        raise error(
+            400,
+            "invalid_input",
+            f"level must be a whole number, one of {problems.LEVELS}",
+        )
     seed = body.get("seed")
     if seed is None:
         seed = fresh_seed()
-    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise error(400, "invalid_input",
-                    f"seed must be a whole number from 0 to {MAX_SEED}")
+    elif (
+        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
+    ):
+        raise error(
+            400, "invalid_input", f"seed must be a whole number from 0 to {MAX_SEED}"
+        )
     problem = load_problem(kind, level, seed)
     if problem is None:  # pragma: no cover - every checked kind, level, seed works
         raise error(400, "invalid_input", "no problem for this kind, level and seed")
     return _public(problem), 201
 
 
-@bp.get("/problems/<ident>")
-def api_problem(ident: str):
-    """Show a practice problem again, by its id."""
-    problem = problem_from_id(ident)
-    if problem is None:
-        raise error(404, "not_found", f"no problem {ident!r} (ids look like "
-                    "\"attention:2:12345\": kind, level, seed)")
-    return _public(problem)
-
-
-@bp.post("/problems/<ident>/check")
-def api_check_problem(ident: str):
+@bp.post("/problems/<problem_id>/check")
+def api_check_problem(problem_id: str):
     """Grade answers (each asked name → typed text or nested list) step by step."""
-    problem = problem_from_id(ident)
+    problem = problem_from_id(problem_id)
     if problem is None:
-        raise error(404, "not_found", f"no problem {ident!r} (ids look like "
-                    "\"attention:2:12345\": kind, level, seed)")
+        raise error(
+            404,
+            "not_found",
+            f"no problem {problem_id!r} (ids look like "
+            '"attention:2:12345": kind, level, seed)',
+        )
     answers = json_body(("answers",))["answers"]
     if not isinstance(answers, dict):
-        raise error(400, "invalid_input",
-                    "answers must be an object: each asked name → your answer, "
-                    'e.g. {"S": "[[0.7071, 0]]"}')
+        raise error(
+            400,
+            "invalid_input",
+            "answers must be an object: each asked name → your answer, "
+            'e.g. {"S": "[[0.7071, 0]]"}',
+        )
     verdict = grading.grade(problem, answers)
     lang = current_language()
     if verdict.format_errors:
         response = {
             "error": "format_error",
-            "message": " ".join(e.message.get(lang) or e.message["en"]
-                                for e in verdict.format_errors),
+            "message": " ".join(
+                e.message.get(lang) or e.message["en"] for e in verdict.format_errors
+            ),
             "format_errors": [e.to_dict() for e in verdict.format_errors],
         }
         return response, 400
     return {
-        "id": problem_id(problem),
+        "id": id_of(problem),
         **verdict.to_dict(),
-        "misconception_explanation": grading.MISCONCEPTIONS[verdict.misconception]
-        if verdict.misconception in grading.MISCONCEPTIONS else None,
+        "misconception_explanation": grading.MISCONCEPTIONS.get(verdict.misconception),
         "expected": {ask.name: problem.answer_json(ask.name) for ask in problem.ask},
     }

@@ -9,6 +9,9 @@ diagnosis always means something. Pure NumPy and standard library.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import numpy as np
 
 from quizsvc.problems.draws import Draws
@@ -95,53 +98,73 @@ def generate(kind: str, seed: int, level: int = 1) -> Problem:
     )
 
 
+@dataclass(frozen=True)
+class _Layout:
+    """Where each asked quantity sits when all are laid side by side."""
+
+    spans: tuple[tuple[int, int], ...]
+    starts: np.ndarray
+    margin: np.ndarray
+    tolerance: np.ndarray
+    transposable: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=512)
+def _layout(signature: tuple, precision: int, transposed: bool) -> _Layout:
+    # Ten units of the last decimal: a learner within tolerance of one pipeline
+    # can never be within tolerance of another. Choices, shapes and flags are
+    # whole numbers: any difference counts.
+    unit_margin = 10.0 * 10.0**-precision
+    unit_tolerance = tolerance_for(precision)
+    margin, tolerance, spans, start = [], [], [], 0
+    for _, exact, _, size in signature:
+        margin += [0.5 if exact else unit_margin] * size
+        tolerance += [1e-9 if exact else unit_tolerance] * size
+        spans.append((start, start + size))
+        start += size
+    transposable = tuple(n for n, _, t, _ in signature if t) if transposed else ()
+    return _Layout(tuple(spans), np.array([lo for lo, _ in spans]),
+                   np.array(margin), np.array(tolerance), transposable)
+
+
 def _finish(kind: str, seed: int, level: int, draft) -> Problem:
     """Check that the mistakes are told apart, then freeze the problem."""
     runs = draft.runs
     stacks = {a.name: runs.values[a.name] for a in draft.ask}
-    sizes = [stacks[a.name][0].size for a in draft.ask]
-    # Ten units of the last decimal: a learner within tolerance of one pipeline
-    # can never be within tolerance of another. Choices, shapes and flags are
-    # whole numbers: any difference counts.
-    margin, tolerance, spans, start = [], [], [], 0
-    unit_margin = 10.0 * 10.0**-draft.precision
-    unit_tolerance = tolerance_for(draft.precision)
-    for ask, size in zip(draft.ask, sizes, strict=True):
-        margin += [0.5 if ask.exact else unit_margin] * size
-        tolerance += [1e-9 if ask.exact else unit_tolerance] * size
-        spans.append((start, start + size))
-        start += size
-    transposable = []
-    if draft.transposed and "transposed" not in runs.names:
-        transposable = [a.name for a in draft.ask if a.transposable]
-    flat = require_distinct(runs.names, stacks, np.array(margin), transposable)
-    for array in stacks.values():
-        array.flags.writeable = False
+    count = len(runs.names)
+    signature = tuple((a.name, a.exact, a.transposable, stacks[a.name][0].size)
+                      for a in draft.ask)
+    layout = _layout(signature, draft.precision,
+                     draft.transposed and "transposed" not in runs.names)
+    flat = np.concatenate([stacks[a.name].reshape(count, -1) for a in draft.ask],
+                          axis=1)
 
-    # What the grader needs to compare an answer with every pipeline at once:
-    # all asked quantities side by side, one row per pipeline.
-    never = []
-    if transposable:
+    # The "transposed" mistake: the same numbers, matrices written transposed.
+    # A non-square one then has another shape, which an answer of the expected
+    # shape never matches (the grader checks the other shape directly).
+    mirrored, never = None, []
+    if layout.transposable:
         mirrored = np.empty(flat.shape[1])
-        for ask, (lo, hi) in zip(draft.ask, spans, strict=True):
+        for ask, (lo, hi) in zip(draft.ask, layout.spans, strict=True):
             truth = stacks[ask.name][0]
-            if ask.name not in transposable:
+            if ask.name not in layout.transposable:
                 mirrored[lo:hi] = truth.ravel()
             elif truth.shape[0] == truth.shape[1]:
                 mirrored[lo:hi] = truth.T.ravel()
             else:
-                # Transposed, this matrix has another shape: an answer of the
-                # expected shape never matches it (the grader checks the
-                # other shape directly).
                 mirrored[lo:hi] = 0.0
                 never.append((lo, hi))
-        flat = np.vstack([flat, mirrored])
+    require_distinct(runs.names, flat, layout.margin, None if never else mirrored)
+    for array in stacks.values():
+        array.flags.writeable = False
+    virtual = ("transposed",) if mirrored is not None else ()
     grading = {
-        "flat": flat,
-        "flat_isnan": np.isnan(flat),
-        "starts": np.array([lo for lo, _ in spans]),
-        "spans": spans,
-        "cell_tolerance": np.array(tolerance),
+        # One row per pipeline (and the transposed one last), all asks side by
+        # side: the grader compares an answer with every pipeline at once.
+        "flat": flat if mirrored is None else np.concatenate([flat, mirrored[None]]),
+        "starts": layout.starts,
+        "spans": layout.spans,
+        "cell_tolerance": layout.tolerance,
         "never": never,
     }
     return Problem(
@@ -154,6 +177,14 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
         prompt=draft.prompt,
         names=tuple(runs.names),
         stacks=stacks,
-        virtual=("transposed",) if transposable else (),
-        context={**draft.context, "rank": RANK, "grading": grading},
+        virtual=virtual,
+        context={
+            **draft.context,
+            "rank": RANK,
+            "grading": grading,
+            "misconceptions": tuple(sorted(
+                (n for n in (*runs.names, *virtual) if n != "correct"),
+                key=RANK.__getitem__,
+            )),
+        },
     )

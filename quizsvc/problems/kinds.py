@@ -15,13 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from quizsvc.engine import causal_mask
 from quizsvc.problems.draws import Draws
 from quizsvc.problems.model import DEFAULT_PRECISION, Ask, Choice, tolerance_for
 from quizsvc.problems.pipelines import (
     Degenerate,
     Runs,
-    has_tied_peak,
+    causal_mask,
     output_pipelines,
     qkv_pipelines,
     score_pipelines,
@@ -160,8 +159,46 @@ def _by_level(draws: Draws, level: Level, options: dict[int, tuple[int, ...]]) -
     return draws.choice(options[level.number])
 
 
-def _tied_rows(scores: np.ndarray) -> bool:
-    return has_tied_peak(scores)
+def _tied_row_indices(scores: np.ndarray) -> list[int]:
+    """Rows whose largest visible score occurs twice (ties break hard_argmax)."""
+    tied = []
+    for index, row in enumerate(scores.tolist()):
+        top = max(row)
+        if top != -math.inf and sum(1 for x in row if top - x <= 1e-9) > 1:
+            tied.append(index)
+    return tied
+
+
+# Redrawing a tied row twenty times in a row has probability far below 1e-9.
+_MAX_REDRAWS = 20
+
+
+def _untied_scores(
+    draws: Draws, level: Level, scores: np.ndarray
+) -> np.ndarray:
+    """Redraw (in place) each score row whose largest visible entry is tied."""
+    for _ in range(_MAX_REDRAWS):
+        rows = _tied_row_indices(scores)
+        if not rows:
+            return scores
+        fresh = _entries(draws, level, (len(rows), scores.shape[1]))
+        scores[rows] = np.where(scores[rows] == -np.inf, -np.inf, fresh)
+    raise Degenerate("a row's largest score stays tied")
+
+
+def _untied_queries(
+    draws: Draws, level: Level, q: np.ndarray, k: np.ndarray,
+    visible: np.ndarray | None,
+) -> None:
+    """Redraw (in place) each query whose largest visible score QKᵀ is tied."""
+    for _ in range(_MAX_REDRAWS):
+        raw = q @ k.T
+        rows = _tied_row_indices(raw if visible is None
+                                 else np.where(visible, raw, -np.inf))
+        if not rows:
+            return
+        q[rows] = _entries(draws, level, (len(rows), q.shape[1]))
+    raise Degenerate("a query's largest score stays tied")
 
 
 # ---------------------------------------------------------------------------
@@ -189,15 +226,6 @@ def _qkv_given(q, k, v=None, **extra) -> dict[str, Any]:
     given["d"] = q.shape[1]
     given.update(extra)
     return given
-
-
-def _precheck_ties(q, k, visible) -> None:
-    # Cheap test before the engine call: ties in QKᵀ are ties in S.
-    raw = q @ k.T
-    if visible is not None:
-        raw = np.where(visible, raw, -np.inf)
-    if _tied_rows(raw):
-        raise Degenerate("a row's largest score is tied")
 
 
 def build_scores(draws: Draws, level: Level) -> Draft:
@@ -281,9 +309,9 @@ def build_attention(draws: Draws, level: Level) -> Draft:
     full = visible if visible is not None else np.ones((tq, tk), dtype=bool)
     if causal:
         full = full & causal_mask(tq, tk)
-    _precheck_ties(q, k, full)
+    _untied_queries(draws, level, q, k, full)
     runs = qkv_pipelines(
-        q, k, v, visible=visible, causal=causal, candidates=QKV_MISTAKES
+        q, k, v, visible=visible, causal=causal, candidates=QKV_MISTAKES, ties_checked=True
     )
     given = _qkv_given(q, k, v)
     plus_m = ""
@@ -328,9 +356,10 @@ def build_causal(draws: Draws, level: Level) -> Draft:
     q, k, v = _qkv_draw(draws, level, tq=t, tk=t)
     d, dv = q.shape[1], v.shape[1]
     full = causal_mask(t, t)
-    _precheck_ties(q, k, full)
-    runs = qkv_pipelines(q, k, v, visible=None, causal=True, candidates=QKV_MISTAKES,
-                         with_visible=True)
+    _untied_queries(draws, level, q, k, full)
+    runs = qkv_pipelines(
+        q, k, v, visible=None, causal=True, candidates=QKV_MISTAKES, ties_checked=True, with_visible=True
+    )
     p = DEFAULT_PRECISION
     prompt = {
         "zh-CN": f"这是长度为 {t} 的序列上的自注意力，使用因果遮罩（query i 只能看见 key "
@@ -373,9 +402,9 @@ def build_padding_mask(draws: Draws, level: Level) -> Draft:
     tq, tk, d, dv = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
     visible = np.broadcast_to(key_valid, (tq, tk)).copy()
     full = visible & causal_mask(tq, tk) if causal else visible
-    _precheck_ties(q, k, full)
+    _untied_queries(draws, level, q, k, full)
     runs = qkv_pipelines(
-        q, k, v, visible=visible, causal=causal, candidates=QKV_MISTAKES
+        q, k, v, visible=visible, causal=causal, candidates=QKV_MISTAKES, ties_checked=True
     )
     also = {
         "zh-CN": "，同时使用因果遮罩（query i 只能看见 key 0…i）" if causal else "",
@@ -470,11 +499,10 @@ def build_softmax_row(draws: Draws, level: Level) -> Draft:
     """One query's scores → its weights."""
     tk = _by_level(draws, level, {1: (2,), 2: (2, 3), 3: (3, 4)})
     masked = tk > 2 and draws.chance(level.mask_chance)
-    s = _score_matrix(draws, level, 1, tk, masked)
-    if _tied_rows(s):
-        raise Degenerate("the largest score is tied")
+    s = _untied_scores(draws, level, _score_matrix(draws, level, 1, tk, masked))
     runs = score_pipelines(
-        s[None], None, candidates=("no_softmax", "unnormalized_exp", "hard_argmax")
+        s[None], None, candidates=("no_softmax", "unnormalized_exp", "hard_argmax"),
+        ties_checked=True
     )
     p = DEFAULT_PRECISION
     note = {
@@ -493,15 +521,16 @@ def build_softmax_row(draws: Draws, level: Level) -> Draft:
         f"{_precision_note(p)['en']}.",
     }
     ask = (_matrix_ask("a", (1, tk), label={"zh-CN": "权重 a", "en": "weights a"}),)
-    return Draft({"s": s}, ask, prompt, Runs(runs.names, {"a": runs.values["weights"][:, 0]}))
+    return Draft(
+        {"s": s}, ask, prompt, Runs(runs.names, {"a": runs.values["weights"][:, 0]})
+    )
 
 
 def build_weights(draws: Draws, level: Level) -> Draft:
     """S → A, row by row."""
     tq, tk = draws.choice(level.tq), draws.choice(level.tk)
     s = _score_matrix(draws, level, tq, tk, draws.chance(level.mask_chance))
-    if _tied_rows(s):
-        raise Degenerate("a row's largest score is tied")
+    s = _untied_scores(draws, level, s)
     runs = score_pipelines(
         s[None],
         None,
@@ -511,6 +540,7 @@ def build_weights(draws: Draws, level: Level) -> Draft:
             "unnormalized_exp",
             "hard_argmax",
         ),
+        ties_checked=True
     )
     p = DEFAULT_PRECISION
     note = {
@@ -541,11 +571,20 @@ def build_output(draws: Draws, level: Level) -> Draft:
     steps = _WEIGHT_STEPS[number]
     rows = []
     for _ in range(tq):
-        if number == 1:
-            cuts = sorted(draws.sample(range(1, steps), tk - 1))
+        # Each row: Tk parts of `steps` (quarters, tenths, twentieths) summing
+        # to one, its largest part unique so "the V row with the largest
+        # weight" is well defined.
+        for _attempt in range(_MAX_REDRAWS):
+            if number == 1:
+                cuts = sorted(draws.sample(range(1, steps), tk - 1))
+            else:
+                cuts = sorted(draws.integers(0, steps, (tk - 1,)).tolist())
+            parts = [b - a for a, b in zip([0, *cuts], [*cuts, steps], strict=True)]
+            if parts.count(max(parts)) == 1:
+                break
         else:
-            cuts = sorted(int(c) for c in draws.integers(0, steps, (tk - 1,)))
-        rows.append(np.diff([0, *cuts, steps]) / steps)
+            raise Degenerate("the largest weight stays tied")
+        rows.append([p / steps for p in parts])
     a = np.array(rows, dtype=np.float64)
     v = _entries(draws, level, (tk, dv))
     runs = output_pipelines(a, v, candidates=("hard_argmax",))
@@ -558,8 +597,9 @@ def build_output(draws: Draws, level: Level) -> Draft:
         f"{_precision_note(p)['en']}.",
     }
     runs = Runs(runs.names, {"O": runs.values["output"]})
-    return Draft({"A": a, "V": v}, (_matrix_ask("O", (tq, dv)),), prompt, runs,
-                 transposed=True)
+    return Draft(
+        {"A": a, "V": v}, (_matrix_ask("O", (tq, dv)),), prompt, runs, transposed=True
+    )
 
 
 _TEMPERATURES = {
@@ -573,21 +613,25 @@ def build_temperature(draws: Draws, level: Level) -> Draft:
     """The same scores at two temperatures: which distribution is sharper?"""
     number = level.number
     tk = _by_level(draws, level, {1: (2,), 2: (2, 3), 3: (3, 4)})
-    s = _entries(draws, level, (1, tk))
-    if np.all(s == s[0, 0]):
-        raise Degenerate("equal scores are equally flat at every temperature")
-    if _tied_rows(s):
-        raise Degenerate("the largest score is tied")
+    # Untied also means not all equal: one distribution is strictly sharper.
+    s = _untied_scores(draws, level, _entries(draws, level, (1, tk)))
     tau1, tau2 = draws.sample(_TEMPERATURES[number], 2)
     runs = score_pipelines(
         np.stack([s / tau1, s / tau2]),
         None,
         candidates=("no_softmax", "unnormalized_exp", "hard_argmax"),
+        ties_checked=True
     )
     sharper = 0.0 if tau1 < tau2 else 1.0
     weights = runs.values["weights"]
-    runs = Runs(runs.names, {"A1": weights[:, 0], "A2": weights[:, 1],
-                             "sharper": np.full(len(runs.names), sharper)})
+    runs = Runs(
+        runs.names,
+        {
+            "A1": weights[:, 0],
+            "A2": weights[:, 1],
+            "sharper": np.full(len(runs.names), sharper),
+        },
+    )
     p = DEFAULT_PRECISION
     prompt = {
         "zh-CN": f"对同一行分数 s 在两个温度下做 softmax：A1 = softmax(s/τ₁)，τ₁ = {tau1:g}；"
@@ -630,7 +674,7 @@ def build_temperature(draws: Draws, level: Level) -> Draft:
     return Draft({"s": s, "tau1": tau1, "tau2": tau2}, ask, prompt, runs)
 
 
-_SHIFT_RANGE = {1: (-3, 3), 2: (-5, 5), 3: (-30, 30)}
+_SHIFT_SIZE = {1: 3, 2: 5, 3: 30}
 
 
 def build_shift_invariance(draws: Draws, level: Level) -> Draft:
@@ -638,13 +682,11 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
     number = level.number
     tq = _by_level(draws, level, {1: (1,), 2: (1, 2), 3: (2, 3)})
     tk = _by_level(draws, level, {1: (2,), 2: (2, 3), 3: (3, 4)})
-    s = _entries(draws, level, (tq, tk))
-    if _tied_rows(s):
-        raise Degenerate("a row's largest score is tied")
-    low, high = _SHIFT_RANGE[number]
-    c = draws.integers(low, high, (tq, 1)).astype(np.float64)
-    if (c == 0).any():
-        raise Degenerate("a zero shift shows nothing")
+    s = _untied_scores(draws, level, _entries(draws, level, (tq, tk)))
+    # A zero shift would show nothing: draw a size and a sign.
+    size = draws.integers(1, _SHIFT_SIZE[number], (tq, 1))
+    sign = np.where(draws.integers(0, 1, (tq, 1)) > 0, 1.0, -1.0)
+    c = size * sign
     if level.tenths:
         c = c / 10.0
     shifted = s + c
@@ -657,19 +699,24 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
             "unnormalized_exp",
             "hard_argmax",
         ),
+        ties_checked=True
     )
     weights = runs.values["weights"]
     # Each pipeline's own verdict on "same?": a learner who skips the softmax
     # sees the shift in their numbers and answers "different".
-    same = (np.abs(weights[:, 0] - weights[:, 1]) <= tolerance_for(DEFAULT_PRECISION)
-            ).all(axis=(1, 2))
+    same = (
+        np.abs(weights[:, 0] - weights[:, 1]) <= tolerance_for(DEFAULT_PRECISION)
+    ).all(axis=(1, 2))
     count = len(runs.names)
-    runs = Runs(runs.names, {
-        "S_shifted": np.broadcast_to(shifted, (count, *shifted.shape)),
-        "A": weights[:, 0],
-        "A_shifted": weights[:, 1],
-        "same": np.where(same, 0.0, 1.0),
-    })
+    runs = Runs(
+        runs.names,
+        {
+            "S_shifted": np.broadcast_to(shifted, (count, *shifted.shape)),
+            "A": weights[:, 0],
+            "A_shifted": weights[:, 1],
+            "same": np.where(same, 0.0, 1.0),
+        },
+    )
     p = DEFAULT_PRECISION
     prompt = {
         "zh-CN": "给分数矩阵 S 的每一行加上一个常数：第 i 行的每个格子都加上 c 的第 i 个数。"
@@ -722,8 +769,10 @@ def build_uniform(draws: Draws, level: Level) -> Draft:
         v,
         candidates=("softmax_over_queries", "no_softmax", "unnormalized_exp"),
     )
-    runs = Runs(runs.names, {"A": runs.values["weights"][:, 0],
-                             "O": runs.values["output"][:, 0]})
+    runs = Runs(
+        runs.names,
+        {"A": runs.values["weights"][:, 0], "O": runs.values["output"][:, 0]},
+    )
     p = DEFAULT_PRECISION
     lesson = {
         "zh-CN": "这正是本课的练习：把两个 key 的分数都改成 0。" if number == 1 else "",
@@ -742,9 +791,7 @@ def build_uniform(draws: Draws, level: Level) -> Draft:
         _matrix_ask("A", (tq, tk)),
         _matrix_ask("O", (tq, dv), derive=("matmul_v", "A")),
     )
-    return Draft(
-        {"S": s, "V": v}, ask, prompt, runs, context={"V": v}, transposed=True
-    )
+    return Draft({"S": s, "V": v}, ask, prompt, runs, context={"V": v}, transposed=True)
 
 
 # ---------------------------------------------------------------------------
@@ -761,10 +808,13 @@ def build_scale(draws: Draws, level: Level) -> Draft:
     """The factor head_dim**-0.5 and the spread √d of an unscaled dot product."""
     d = draws.choice(_HEAD_DIMS[level.number])
     root = math.sqrt(d)
-    runs = Runs(["correct", "no_scale", "scale_by_d", "scale_multiplied"], {
-        "factor": np.array([1.0 / root, 1.0, 1.0 / d, root]),
-        "std": np.full(4, root),
-    })
+    runs = Runs(
+        ["correct", "no_scale", "scale_by_d", "scale_multiplied"],
+        {
+            "factor": np.array([1.0 / root, 1.0, 1.0 / d, root]),
+            "std": np.full(4, root),
+        },
+    )
     p = DEFAULT_PRECISION
     prompt = {
         "zh-CN": f"一个注意力头的 head_dim = {d}。(1) 分数要乘的缩放因子 head_dim**-0.5 "
@@ -828,13 +878,16 @@ def build_shapes(draws: Draws, level: Level) -> Draft:
     index = {name: float(i) for i, name in enumerate(SHAPE_NAMES)}
 
     # Row 0 is correct; row 1 writes every matrix transposed.
-    runs = Runs(["correct", "transposed"], {
-        "S_shape": np.array([[b, h, tq, tk], [b, h, tk, tq]], dtype=np.float64),
-        "A_shape": np.array([[b, h, tq, tk], [b, h, tk, tq]], dtype=np.float64),
-        "O_shape": np.array([[b, h, tq, dv], [b, h, dv, tq]], dtype=np.float64),
-        "QK_contracts": np.full(2, index["d"]),
-        "AV_contracts": np.full(2, index["Tk"]),
-    })
+    runs = Runs(
+        ["correct", "transposed"],
+        {
+            "S_shape": np.array([[b, h, tq, tk], [b, h, tk, tq]], dtype=np.float64),
+            "A_shape": np.array([[b, h, tq, tk], [b, h, tk, tq]], dtype=np.float64),
+            "O_shape": np.array([[b, h, tq, dv], [b, h, dv, tq]], dtype=np.float64),
+            "QK_contracts": np.full(2, index["d"]),
+            "AV_contracts": np.full(2, index["Tk"]),
+        },
+    )
     prompt = {
         "zh-CN": f"一个多头注意力层：batch = {b}，头数 heads = {h}，query 长度 Tq = {tq}，"
         f"key 长度 Tk = {tk}，每个头的 Q/K 维度 d = {sizes['d']}，V 维度 dv = {dv}。"

@@ -113,12 +113,15 @@ class Problem:
     @cached_property
     def pipelines(self) -> Mapping[str, Mapping[str, np.ndarray]]:
         """Every pipeline's answers, "correct" first, then the catalog order."""
-        out = {name: {a: self.stacks[a][p, ...] for a in self.stacks}
-               for p, name in enumerate(self.names)}
+        out = {
+            name: {a: self.stacks[a][p, ...] for a in self.stacks}
+            for p, name in enumerate(self.names)
+        }
         if "transposed" in self.virtual:
             out["transposed"] = {
-                a.name: (self.answer[a.name].T if a.transposable
-                         else self.answer[a.name])
+                a.name: (
+                    self.answer[a.name].T if a.transposable else self.answer[a.name]
+                )
                 for a in self.ask
             }
         order = self.context.get("rank", {})
@@ -134,9 +137,12 @@ class Problem:
     @property
     def misconceptions(self) -> tuple[str, ...]:
         """The misconceptions this problem can tell apart, in catalog order."""
-        order = self.context.get("rank", {})
-        found = [n for n in (*self.names, *self.virtual) if n != "correct"]
-        return tuple(sorted(found, key=lambda n: order.get(n, 0)))
+        known = self.context.get("misconceptions")
+        if known is None:
+            order = self.context.get("rank", {})
+            found = [n for n in (*self.names, *self.virtual) if n != "correct"]
+            known = tuple(sorted(found, key=lambda n: order.get(n, 0)))
+        return known
 
     def pipeline(self, name: str) -> Mapping[str, np.ndarray]:
         """The answers one pipeline ("correct" or a misconception) gives."""

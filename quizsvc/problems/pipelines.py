@@ -18,13 +18,14 @@ bit-for-bit what `engine.attention` returns.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from quizsvc.engine import causal_mask
+from quizsvc.engine import causal_mask as _engine_causal_mask
 
 # The catalog order: names are part of the API and appear in exports.
 MISCONCEPTION_NAMES = (
@@ -115,8 +116,9 @@ def has_tied_peak(scores: np.ndarray) -> bool:
 def peak_weights(scores: np.ndarray, undefined: np.ndarray) -> np.ndarray:
     """One-hot weights on each row's largest entry, for rows without ties."""
     one_hot = (scores == scores.max(axis=-1, keepdims=True)).astype(np.float64)
-    return np.where(undefined[..., None], np.nan, one_hot) if undefined.any() \
-        else one_hot
+    return (
+        np.where(undefined[..., None], np.nan, one_hot) if undefined.any() else one_hot
+    )
 
 
 def argmax_weights(scores: np.ndarray) -> np.ndarray:
@@ -133,6 +135,14 @@ def matmul(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
         return weights @ values
 
 
+@functools.lru_cache(maxsize=64)
+def causal_mask(tq: int, tk: int) -> np.ndarray:
+    """The engine's causal visibility [tq, tk], computed once per size."""
+    mask = _engine_causal_mask(tq, tk)
+    mask.flags.writeable = False
+    return mask
+
+
 @dataclass
 class Batch:
     """The intermediates of a batched attention computation (engine names)."""
@@ -145,15 +155,20 @@ class Batch:
 
 
 def batched_attention(
-    q: np.ndarray, k: np.ndarray, v: np.ndarray, additive: np.ndarray | None
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    additive: np.ndarray | None,
+    scale: float | np.ndarray = 1.0,
 ) -> Batch:
-    """softmax(Q·Kᵀ + M)·V for trusted inputs, as `engine.attention(scale=1)` does.
+    """softmax(Q·Kᵀ·scale + M)·V for trusted inputs, as `engine.attention` does.
 
-    q [..., Tq, d] (already scaled), k [..., Tk, d], v [..., Tk, dv], additive
-    mask broadcastable to the scores or None. Same operations in the same
-    order as the engine, so the results are identical.
+    q [..., Tq, d], k [..., Tk, d], v [..., Tk, dv], additive mask broadcastable
+    to the scores or None, scale a number or one per leading entry [B, 1, 1].
+    Same operations in the same order as the engine, so the results are
+    identical to `engine.attention(q, k, v, mask=additive, scale=scale)`.
     """
-    scores = q @ np.swapaxes(k, -1, -2)
+    scores = (q @ np.swapaxes(k, -1, -2)) * scale
     if additive is not None:
         scores = scores + additive
     row_max = scores.max(axis=-1)
@@ -171,8 +186,14 @@ def batched_attention(
 # ---------------------------------------------------------------------------
 # Pipelines from Q, K, V.
 
-_ENGINE_ROWS = {"no_scale", "scale_by_d", "scale_multiplied", "k_not_transposed",
-                "mask_ignored", "causal_flipped"}
+_ENGINE_ROWS = {
+    "no_scale",
+    "scale_by_d",
+    "scale_multiplied",
+    "k_not_transposed",
+    "mask_ignored",
+    "causal_flipped",
+}
 _NEED_A_CHOICE = {"unnormalized_exp", "hard_argmax"}
 
 
@@ -182,10 +203,15 @@ def applicable_qkv(
     """Keep the candidate mistakes that this problem's shapes and mask allow."""
     tq, tk = full.shape
     per_row = full.sum(axis=-1).tolist()
-    masked = sum(per_row) < tq * tk
-    # With at most one visible key per row, the softmax is a no-op: leaving it
-    # unnormalized or taking the argmax cannot be seen.
-    some_choice = max(per_row) >= 2
+    return list(_applicable(tuple(candidates), d, tq, tk, sum(per_row) < tq * tk,
+                            causal, max(per_row) >= 2))
+
+
+@functools.lru_cache(maxsize=1024)
+def _applicable(
+    candidates: tuple[str, ...], d: int, tq: int, tk: int, masked: bool,
+    causal: bool, some_choice: bool,
+) -> tuple[str, ...]:
     allowed = []
     for name in candidates:
         if name in ("no_scale", "scale_by_d", "scale_multiplied") and d == 1:
@@ -198,10 +224,12 @@ def applicable_qkv(
             continue
         if name == "softmax_over_queries" and tq == 1:
             continue  # one query: each column is a single cell
+        # With at most one visible key per row the softmax is a no-op: leaving
+        # it unnormalized or taking the argmax cannot be seen.
         if name in _NEED_A_CHOICE and not some_choice:
             continue
         allowed.append(name)
-    return allowed
+    return tuple(allowed)
 
 
 def qkv_pipelines(
@@ -213,6 +241,7 @@ def qkv_pipelines(
     causal: bool,
     candidates: Iterable[str],
     with_visible: bool = False,
+    ties_checked: bool = False,
 ) -> Runs:
     """Evaluate the correct pipeline and each candidate mistake from Q, K, V.
 
@@ -221,7 +250,7 @@ def qkv_pipelines(
     "weights", "output", and with `with_visible` the 0/1 "visible" matrix each
     pipeline believes in. "correct" comes first; the others follow in no
     particular order. Raises `Degenerate` when a row's largest score is tied
-    and hard_argmax is a candidate.
+    and hard_argmax is a candidate (unless the caller has `ties_checked`).
     """
     tq, d = q.shape
     tk = k.shape[0]
@@ -254,7 +283,7 @@ def qkv_pipelines(
     else:
         mask = None if full.all() else np.where(full, 0.0, -np.inf)
     row_scale = np.array([factors.get(n, scale) for n in rows])
-    trace = batched_attention(q * row_scale[:, None, None], keys, v, mask)
+    trace = batched_attention(q, keys, v, mask, row_scale[:, None, None])
 
     correct_scores = trace.scores[0]
     undefined = trace.undefined_rows[0]
@@ -270,22 +299,24 @@ def qkv_pipelines(
     if "unnormalized_exp" in names:
         exp = trace.exp[0]
         extra_names.append("unnormalized_exp")
-        extra_weights.append(np.where(undefined[:, None], np.nan, exp)
-                             if undefined.any() else exp)
+        extra_weights.append(
+            np.where(undefined[:, None], np.nan, exp) if undefined.any() else exp
+        )
     if "mask_after_softmax" in names:
         ignored = rows.index("mask_ignored")
         extra_names.append("mask_after_softmax")
         extra_weights.append(trace.weights[ignored] * full)
     if "hard_argmax" in names:
-        if has_tied_peak(correct_scores):
+        if not ties_checked and has_tied_peak(correct_scores):
             raise Degenerate("hard_argmax: a row's largest score is tied")
         extra_names.append("hard_argmax")
         extra_weights.append(peak_weights(correct_scores, undefined))
-    extra_sources = [rows.index("mask_ignored") if n == "mask_after_softmax" else 0
-                     for n in extra_names]
+    extra_sources = [
+        rows.index("mask_ignored") if n == "mask_after_softmax" else 0
+        for n in extra_names
+    ]
 
-    values = {"scores": trace.scores, "weights": trace.weights,
-              "output": trace.output}
+    values = {"scores": trace.scores, "weights": trace.weights, "output": trace.output}
     if extra_names:
         extra = np.stack(extra_weights)
         values = {
@@ -310,42 +341,69 @@ def qkv_pipelines(
 # ---------------------------------------------------------------------------
 # Pipelines from given scores.
 
-_SCORE_MISTAKES = ("softmax_over_queries", "no_softmax", "unnormalized_exp",
-                   "hard_argmax")
+_SCORE_MISTAKES = (
+    "softmax_over_queries",
+    "no_softmax",
+    "unnormalized_exp",
+    "hard_argmax",
+)
+
+
+@functools.lru_cache(maxsize=16)
+def _identity(size: int) -> np.ndarray:
+    eye = np.eye(size)
+    eye.flags.writeable = False
+    return eye
 
 
 def score_pipelines(
-    scores: np.ndarray, v: np.ndarray | None, *, candidates: Iterable[str]
+    scores: np.ndarray,
+    v: np.ndarray | None,
+    *,
+    candidates: Iterable[str],
+    ties_checked: bool = False,
 ) -> Runs:
     """Evaluate softmax (and AV) and its mistakes for scores [B, Tq, Tk].
 
     The B leading entries are separate scenarios of one problem (e.g. two
     temperatures); the scores go in as Q·I with the -inf cells as an additive
     mask, so all of them are one batch. Quantities: "weights" [P, B, Tq, Tk]
-    and "output" [P, B, Tq, dv].
+    and "output" [P, B, Tq, dv]. Raises `Degenerate` when a row's largest
+    score is tied and hard_argmax is a candidate (unless `ties_checked`).
     """
     _, tq, tk = scores.shape
     hidden = scores == -np.inf
-    some_choice = bool(((~hidden).sum(axis=-1) >= 2).any())
-    names = [n for n in _SCORE_MISTAKES if n in candidates
-             and not (n == "softmax_over_queries" and tq == 1)
-             and not (n in _NEED_A_CHOICE and not some_choice)]
-    values_v = np.eye(tk) if v is None else v
-    trace = batched_attention(np.where(hidden, 0.0, scores), np.eye(tk), values_v,
-                              np.where(hidden, -np.inf, 0.0))
+    masked = bool(hidden.any())
+    some_choice = not masked or bool(((~hidden).sum(axis=-1) >= 2).any())
+    names = [
+        n
+        for n in _SCORE_MISTAKES
+        if n in candidates
+        and not (n == "softmax_over_queries" and tq == 1)
+        and not (n in _NEED_A_CHOICE and not some_choice)
+    ]
+    eye = _identity(tk)
+    values_v = eye if v is None else v
+    if masked:
+        trace = batched_attention(np.where(hidden, 0.0, scores), eye, values_v,
+                                  np.where(hidden, -np.inf, 0.0))
+    else:
+        trace = batched_attention(scores, eye, values_v, None)
+    undefined = trace.undefined_rows
     weights = [trace.weights]
     if "softmax_over_queries" in names:
         weights.append(softmax_columns(trace.scores))
     if "no_softmax" in names:
-        weights.append(scores_as_weights(trace.scores))
+        weights.append(scores_as_weights(trace.scores) if masked else trace.scores)
     if "unnormalized_exp" in names:
-        weights.append(np.where(trace.undefined_rows[..., None], np.nan, trace.exp))
+        weights.append(np.where(undefined[..., None], np.nan, trace.exp)
+                       if undefined.any() else trace.exp)
     if "hard_argmax" in names:
-        if has_tied_peak(trace.scores):
+        if not ties_checked and has_tied_peak(trace.scores):
             raise Degenerate("hard_argmax: a row's largest score is tied")
-        weights.append(argmax_weights(trace.scores))
+        weights.append(peak_weights(trace.scores, undefined))
     stacked = np.stack(weights)
-    outputs = np.concatenate([trace.output[None], matmul(stacked[1:], values_v)])
+    outputs = np.concatenate([trace.output[None], stacked[1:] @ values_v])
     return Runs(["correct", *names], {"weights": stacked, "output": outputs})
 
 
@@ -395,41 +453,34 @@ def comparable(values: np.ndarray) -> np.ndarray:
     return np.maximum(np.minimum(finite, INF_STAND_IN), -INF_STAND_IN)
 
 
+@functools.lru_cache(maxsize=32)
+def _pairs(count: int) -> tuple[np.ndarray, np.ndarray]:
+    return np.triu_indices(count, 1)
+
+
 def require_distinct(
     names: list[str],
-    stacks: dict[str, np.ndarray],
+    flat: np.ndarray,
     margin: np.ndarray,
-    transposable: Iterable[str] = (),
-) -> np.ndarray:
+    mirrored: np.ndarray | None = None,
+) -> None:
     """Raise `Degenerate` unless every pipeline differs from every other.
 
-    `stacks[q]` holds quantity q for every pipeline (pipeline first); the
-    quantities are laid side by side in dict order, and `margin` gives each of
-    those cells its margin. Each pair of pipelines must differ by more than the
-    margin in at least one cell. With `transposable` quantities the
-    "transposed" mistake (those written transposed, the rest right) must
-    differ from all too. Returns the flattened stacks, [pipelines, cells].
+    `flat` [pipelines, cells] holds each pipeline's answers side by side and
+    `margin` each cell's margin: every pair of pipelines must differ by more
+    than the margin in at least one cell. `mirrored`, if given, is the
+    "transposed" mistake's answers (same cells), which must differ from all.
     """
-    count = len(names)
-    flat = np.concatenate([a.reshape(count, -1) for a in stacks.values()], axis=1)
     plain = comparable(flat)
-    apart = (np.abs(plain[:, None, :] - plain[None, :, :]) > margin).any(axis=-1)
-    # A pipeline is never apart from itself; every other pair must be.
-    if apart.sum() != count * (count - 1):
-        apart[np.diag_indices(count)] = True
-        first, second = np.argwhere(~apart)[0]
-        raise Degenerate(f"{names[first]} and {names[second]} give the same answer")
-    transposable = list(transposable)
-    if transposable and all(
-        stacks[q].shape[1] == stacks[q].shape[2] for q in transposable
-    ):
-        mirrored = comparable(np.concatenate([
-            (a[0].T if q in transposable else a[0]).ravel()
-            for q, a in stacks.items()
-        ]))
-        apart_t = (np.abs(plain - mirrored) > margin).any(axis=-1)
+    first, second = _pairs(len(names))
+    apart = (np.abs(plain[first] - plain[second]) > margin).any(axis=1)
+    if not apart.all():
+        pair = int(np.argmin(apart))
+        raise Degenerate(
+            f"{names[first[pair]]} and {names[second[pair]]} give the same answer"
+        )
+    if mirrored is not None:
+        apart_t = (np.abs(plain - comparable(mirrored)) > margin).any(axis=-1)
         if not apart_t.all():
             other = names[int(np.argmin(apart_t))]
             raise Degenerate(f"transposed and {other} give the same answer")
-    # Otherwise a transposed answer has another shape: always told apart.
-    return flat

@@ -19,11 +19,13 @@ raises a `ServiceError` subclass whose `code` suits the JSON error contract.
   `record_self_assessment(session, user, skill_id, level, *, note=None, now=None)`,
   `open_item(session, user, item_id, *, problem=None, now=None)`,
   `get_open_item(session, user)`, `close_open_item(session, user)`.
-- progress: `card_retrievability(session, user_ids, now=None) -> CardRetrievability`,
-  `skill_progress(session, user, now=None) -> list[SkillProgress]`.
+- progress: `card_retrievability(session, user_ids, now=None) -> CardRetrievability`
+  (parallel arrays for a whole class), `skill_progress(session, user, now=None)
+  -> list[SkillProgress]` (mean recall and latest self-rating per skill).
 - parameters: `current_parameters(session, user) -> tuple[float, ...]`,
-  `optimize_learner(session, user, *, now=None, ...) -> OptimizationResult`,
-  `reschedule_learner(session, user, parameters) -> int`.
+  `learner_histories(session, user) -> scheduling.Histories`,
+  `optimize_learner(session, user, *, now=None, min_reviews=400)
+  -> OptimizationResult`, `reschedule_learner(session, user, parameters) -> int`.
 - demo: `seed_demo_data(engine, *, learners, reviews, ...) -> DemoSummary`
   (bulk, commits in chunks: for benchmarks and demos, not for requests).
 """

@@ -206,9 +206,7 @@ def learner_today(session: Session, user: User, now: datetime | None = None) -> 
     """Return the date of the learner's current day (their zone, their rollover)."""
     now = resolve_now(now)
     settings = load_settings(session, user)
-    start, _end = scheduling.learner_day(
-        now, settings.timezone, settings.rollover_hour
-    )
+    start, _end = scheduling.learner_day(now, settings.timezone, settings.rollover_hour)
     return start.astimezone(ZoneInfo(settings.timezone)).date()
 
 
@@ -283,7 +281,9 @@ def review_calendar(
             Review.reviewed_at < bounds[-1],
         )
     )
-    counts = bucket_by_day(scheduling.to_datetime64(moments), scheduling.to_datetime64(bounds))
+    counts = bucket_by_day(
+        scheduling.to_datetime64(moments), scheduling.to_datetime64(bounds)
+    )
     return ReviewCalendar(
         days=days,
         counts=tuple(int(c) for c in counts),
@@ -339,7 +339,9 @@ def due_forecast(
         )
     )
     # Everything due before the end of today (overdue included) is today's.
-    index = np.searchsorted(scheduling.to_datetime64(ends), scheduling.to_datetime64(dues), side="right")
+    index = np.searchsorted(
+        scheduling.to_datetime64(ends), scheduling.to_datetime64(dues), side="right"
+    )
     counts = np.bincount(index, minlength=days)[:days]
     return Forecast(days=span, due=tuple(int(c) for c in counts))
 
@@ -494,8 +496,12 @@ class SkillOverview:
         level = self.latest.level if self.latest is not None else None
         if self.record is None:
             return calibrate(level, None, None, 0)
-        return calibrate(level, self.record.mean_retrievability,
-                         self.record.recent_accuracy, self.record.recent_answers)
+        return calibrate(
+            level,
+            self.record.mean_retrievability,
+            self.record.recent_accuracy,
+            self.record.recent_answers,
+        )
 
 
 def skill_overview(

@@ -66,9 +66,7 @@ def card_retrievability(
         [decays.get(int(u), scheduling.DEFAULT_PARAMETERS[20]) for u in user],
         dtype=float,
     )
-    recall = scheduling.retrievability_many(
-        stability, scheduling.elapsed_days(last, now), decay
-    )
+    recall = scheduling.retrievability_at(stability, last, now, decay)
     return CardRetrievability(
         user,
         np.array([r.id for r in rows], dtype=np.int64),

@@ -89,9 +89,7 @@ def _due_cards(
         [r.stability if r.stability is not None else np.nan for r in rows]
     )
     last = scheduling.to_datetime64(r.last_review for r in rows)
-    recall = scheduling.retrievability_many(
-        stability, scheduling.elapsed_days(last, now), decay
-    )
+    recall = scheduling.retrievability_at(stability, last, now, decay)
     return [
         scheduling.DueCard(r.item_id, r.skill_id, r.state, r.due, float(p))
         for r, p in zip(rows, recall, strict=True)

@@ -26,21 +26,29 @@ from quizsvc.services.reviews import MAX_NOTE_CHARS, record_self_assessment
 
 bp = Blueprint("assess", __name__)
 
+# What the page says about each calibration (an unrated skill says so in its
+# rating line instead).
 CALIBRATION_TEXT = {
-    "overrated": _l("You rate yourself higher than your record: your recent answers "
-                    "or your measured recall on this skill are weak. Practise it "
-                    "closed-book before you count on it."),
-    "underrated": _l("Your record is better than your rating: you answer this skill "
-                     "reliably and remember it well. You may rate yourself higher."),
+    "overrated": _l(
+        "You rate yourself higher than your record supports: your recent "
+        "answers or your measured recall on this skill fall short of that "
+        "level. Practise it closed-book before you count on it."
+    ),
+    "underrated": _l(
+        "Your record is better than your rating: you answer this skill "
+        "reliably and remember it well. You may rate yourself higher."
+    ),
     "consistent": _l("Your rating and your record agree."),
-    "no_record": _l("You have not answered anything on this skill yet, so there is "
-                    "no record to compare your rating with."),
-    "not_rated": _l("You have not rated yourself on this skill yet."),
+    "no_record": _l(
+        "You have not answered anything on this skill yet, so there is "
+        "no record to compare your rating with."
+    ),
 }
 
 
 def ordered_skills(bank: Bank) -> list[Any]:
     """The bank's skills in lesson order, then in their order within the lesson."""
+
     def position(skill) -> tuple[int, int]:
         lesson = bank.lessons.get(skill.lesson_id)
         return (lesson.number if lesson is not None else 0, skill.order)
@@ -48,25 +56,37 @@ def ordered_skills(bank: Bank) -> list[Any]:
     return sorted(bank.skills.values(), key=position)
 
 
-def skill_overview(session: Session, user: User, now: datetime
-                   ) -> list[insights.SkillOverview]:
+def skill_overview(
+    session: Session, user: User, now: datetime
+) -> list[insights.SkillOverview]:
     """Each skill of the bank with the learner's ratings and record."""
     return insights.skill_overview(session, user, ordered_skills(get_bank()), now)
 
 
 def assessment_dict(assessment: SelfAssessment) -> dict[str, Any]:
     """A self-assessment as JSON."""
-    return {"id": assessment.id, "skill_id": assessment.skill_id,
-            "level": assessment.level, "note": assessment.note,
-            "assessed_at": assessment.assessed_at.isoformat()}
+    return {
+        "id": assessment.id,
+        "skill_id": assessment.skill_id,
+        "level": assessment.level,
+        "note": assessment.note,
+        "assessed_at": assessment.assessed_at.isoformat(),
+    }
 
 
-def _render(errors: dict[str, str] | None = None,
-            values: dict[str, dict[str, str]] | None = None, status: int = 200):
+def _render(
+    errors: dict[str, str] | None = None,
+    values: dict[str, dict[str, str]] | None = None,
+    status: int = 200,
+):
     overview = skill_overview(get_session(), current_db_user(), datetime.now(UTC))
     return render_template(
-        "assess.html", overview=overview, scale=SELF_ASSESSMENT_SCALE,
-        calibration_text=CALIBRATION_TEXT, errors=errors or {}, values=values or {},
+        "assess.html",
+        overview=overview,
+        scale=SELF_ASSESSMENT_SCALE,
+        calibration_text=CALIBRATION_TEXT,
+        errors=errors or {},
+        values=values or {},
         max_note=MAX_NOTE_CHARS,
     ), status
 
@@ -88,20 +108,32 @@ def rate(skill_id: str):
     note = request.form.get("note", "")
     typed = {skill_id: {"level": level_text, "note": note}}
     if level_text not in {"0", "1", "2", "3"}:
-        return _render(errors={skill_id: _("Choose one of the four levels.")},
-                       values=typed, status=400)
+        return _render(
+            errors={skill_id: _("Choose one of the four levels.")},
+            values=typed,
+            status=400,
+        )
     if len(note.strip()) > MAX_NOTE_CHARS:
-        return _render(errors={skill_id: _("Keep the note under %(n)d characters.",
-                                           n=MAX_NOTE_CHARS)},
-                       values=typed, status=400)
+        return _render(
+            errors={
+                skill_id: _("Keep the note under %(n)d characters.", n=MAX_NOTE_CHARS)
+            },
+            values=typed,
+            status=400,
+        )
     try:
         with transaction() as session:
-            record_self_assessment(session, current_db_user(), skill_id,
-                                   int(level_text), note=note)
+            record_self_assessment(
+                session, current_db_user(), skill_id, int(level_text), note=note
+            )
     except NotFound:
-        abort(404, description=_(
-            "This skill is not in the database yet; the bank has to be synced "
-            "first (quizsvc questions sync)."))
+        abort(
+            404,
+            description=_(
+                "This skill is not in the database yet; the bank has to be synced "
+                "first (quizsvc questions sync)."
+            ),
+        )
     except ServiceError as exc:
         return _render(errors={skill_id: str(exc)}, values=typed, status=400)
     flash(_("Your rating is saved."), "success")

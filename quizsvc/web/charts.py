@@ -172,35 +172,45 @@ def calendar_heatmap_svg(
     for row, label in enumerate(weekday_labels):
         if label:
             y = top + row * step + cell * 0.75
-            parts.append(f'<text x="{left - 5}" y="{y}" text-anchor="end" '
-                         f'class="axis">{escape(label)}</text>')
+            parts.append(
+                f'<text x="{left - 5}" y="{y}" text-anchor="end" '
+                f'class="axis">{escape(label)}</text>'
+            )
     # A month's name sits above the column holding its day 1, and above the
     # first column for the month the calendar opens in (unless the next column
     # already names a month: two names would overlap).
-    starts = [next((d for d in days[c * 7:c * 7 + 7] if d.day == 1), None)
-              for c in range(weeks)]
+    starts = [
+        next((d for d in days[c * 7 : c * 7 + 7] if d.day == 1), None)
+        for c in range(weeks)
+    ]
     for column, first_of_month in enumerate(starts):
         opening = column == 0 and not (weeks > 1 and starts[1] is not None)
         if first_of_month is not None or (opening and days):
             month = (first_of_month or days[0]).month
-            parts.append(f'<text x="{left + column * step}" y="12" class="axis">'
-                         f'{escape(month_labels[month - 1])}</text>')
-    for index, (day, count, tip) in enumerate(zip(days, counts, cell_titles,
-                                                   strict=True)):
+            parts.append(
+                f'<text x="{left + column * step}" y="12" class="axis">'
+                f"{escape(month_labels[month - 1])}</text>"
+            )
+    for index, (day, count, tip) in enumerate(
+        zip(days, counts, cell_titles, strict=True)
+    ):
         column, row = divmod(index, 7)
         x, y = left + column * step, top + row * step
         level = calendar_level(int(count), int(busiest))
         outline = ' stroke="#1d2330" stroke-width="2"' if day == today else ""
         parts.append(
-            f'<rect class="day" data-date="{day.isoformat()}" data-count="{int(count)}" '
-            f'data-level="{level}" x="{x}" y="{y}" width="{cell}" height="{cell}" '
+            f'<rect class="day" data-date="{day.isoformat()}" '
+            f'data-count="{int(count)}" data-level="{level}" x="{x}" y="{y}" '
+            f'width="{cell}" height="{cell}" '
             f'rx="3" fill="{_CALENDAR_SHADES[level]}"{outline}>'
             f"<title>{escape(tip)}</title></rect>"
         )
     for level, shade in enumerate(_CALENDAR_SHADES):
         x = width - (len(_CALENDAR_SHADES) - level) * (cell * 0.6 + 3) - 2
-        parts.append(f'<rect x="{x:.1f}" y="{legend_top}" width="{cell * 0.6:.1f}" '
-                     f'height="{cell * 0.6:.1f}" rx="2" fill="{shade}"/>')
+        parts.append(
+            f'<rect x="{x:.1f}" y="{legend_top}" width="{cell * 0.6:.1f}" '
+            f'height="{cell * 0.6:.1f}" rx="2" fill="{shade}"/>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -238,8 +248,9 @@ def column_chart_svg(
         f'<line x1="{left}" y1="{baseline}" x2="{width - 2}" y2="{baseline}" '
         'stroke="#9aa3b2"/>',
     ]
-    for i, (value, label, sub) in enumerate(zip(values, labels, sublabels,
-                                                strict=True)):
+    for i, (value, label, sub) in enumerate(
+        zip(values, labels, sublabels, strict=True)
+    ):
         x = left + i * step
         share = 0.0 if largest <= 0 or math.isnan(value) else max(value, 0) / largest
         tall = share * plot_height
@@ -254,8 +265,10 @@ def column_chart_svg(
             f'text-anchor="middle">{escape(label)}</text>'
         )
         if sub:
-            parts.append(f'<text class="axis" x="{center}" y="{baseline + 26}" '
-                         f'text-anchor="middle">{escape(sub)}</text>')
+            parts.append(
+                f'<text class="axis" x="{center}" y="{baseline + 26}" '
+                f'text-anchor="middle">{escape(sub)}</text>'
+            )
     parts.append("</svg>")
     return Markup("".join(parts))
 
@@ -291,11 +304,15 @@ def visibility_svg(
         f"<title>{escape(title)}</title><desc>{escape(summary)}</desc>",
     ]
     for j, label in enumerate(col_labels):
-        parts.append(f'<text x="{left + j * cell + cell / 2}" y="16" '
-                     f'text-anchor="middle" class="axis">{escape(label)}</text>')
+        parts.append(
+            f'<text x="{left + j * cell + cell / 2}" y="16" '
+            f'text-anchor="middle" class="axis">{escape(label)}</text>'
+        )
     for i, label in enumerate(row_labels):
-        parts.append(f'<text x="{left - 6}" y="{top + i * cell + cell / 2 + 4}" '
-                     f'text-anchor="end" class="axis">{escape(label)}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{top + i * cell + cell / 2 + 4}" '
+            f'text-anchor="end" class="axis">{escape(label)}</text>'
+        )
         for j in range(cols):
             seen = bool(flags[i, j])
             x, y = left + j * cell, top + i * cell
@@ -334,7 +351,8 @@ def labelled_bars_svg(
     inner = width - value_room
     height = len(values) * row + 4
     summary = "; ".join(
-        f"{label}: {value_format.format(v)}" for label, v in zip(labels, values, strict=True)
+        f"{label}: {value_format.format(v)}"
+        for label, v in zip(labels, values, strict=True)
     )
     parts = [
         f'<svg class="bars labelled" role="img" viewBox="0 0 {width} {height}" '
@@ -343,7 +361,11 @@ def labelled_bars_svg(
     ]
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
         top = 2 + i * row
-        share = 0.0 if maximum <= 0 or math.isnan(value) else min(max(value / maximum, 0), 1)
+        share = (
+            0.0
+            if maximum <= 0 or math.isnan(value)
+            else min(max(value / maximum, 0), 1)
+        )
         bar_top = top + 20
         parts.append(
             f'<text x="0" y="{top + 13}" class="label">{escape(label)}</text>'
@@ -352,7 +374,8 @@ def labelled_bars_svg(
             f'<rect class="bar" data-index="{i}" x="0" y="{bar_top}" '
             f'width="{share * inner:.1f}" height="{bar_height}" fill="#1f5fbf"/>'
             f'<text class="value" data-index="{i}" x="{inner + 6}" '
-            f'y="{bar_top + bar_height - 3}">{escape(value_format.format(value))}</text>'
+            f'y="{bar_top + bar_height - 3}">'
+            f"{escape(value_format.format(value))}</text>"
         )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -60,13 +60,17 @@ KIND_TEXT = {
     ),
     "padding_mask": (
         _l("Padding mask"),
-        _l("Some keys are padding; a query that can see no key at all has no "
-           "weights (undefined)."),
+        _l(
+            "Some keys are padding; a query that can see no key at all has no "
+            "weights (undefined)."
+        ),
     ),
     "shapes": (
         _l("Shapes"),
-        _l("Give the shapes of S, A and O in a multi-head layer, and the axis "
-           "each product sums over."),
+        _l(
+            "Give the shapes of S, A and O in a multi-head layer, and the axis "
+            "each product sums over."
+        ),
     ),
     "scale": (
         _l("The 1/√d scale"),
@@ -78,18 +82,24 @@ KIND_TEXT = {
     ),
     "shift_invariance": (
         _l("Shifting a row"),
-        _l("Add a constant to a row of scores and check that the weights stay "
-           "the same."),
+        _l(
+            "Add a constant to a row of scores and check that the weights stay "
+            "the same."
+        ),
     ),
     "uniform": (
         _l("Equal scores"),
-        _l("Equal scores give every key the weight 1/Tk, so the output is the "
-           "mean of the rows of V."),
+        _l(
+            "Equal scores give every key the weight 1/Tk, so the output is the "
+            "mean of the rows of V."
+        ),
     ),
     "lesson_example": (
         _l("The lesson's example"),
-        _l("The worked example from the lesson, one step at a time (always the "
-           "same numbers)."),
+        _l(
+            "The worked example from the lesson, one step at a time (always the "
+            "same numbers)."
+        ),
     ),
 }
 
@@ -149,9 +159,13 @@ def load_problem(kind: str, level: int, seed: int) -> problems.Problem | None:
 def _problem_or_404(kind: str, level: int, seed: int) -> problems.Problem:
     problem = load_problem(kind, level, seed)
     if problem is None:
-        abort(404, description=_(
-            "There is no practice problem at this address. Pick a kind and a "
-            "level on the practice page to get a new one."))
+        abort(
+            404,
+            description=_(
+                "There is no practice problem at this address. Pick a kind and a "
+                "level on the practice page to get a new one."
+            ),
+        )
     return problem
 
 
@@ -159,8 +173,10 @@ def _problem_or_404(kind: str, level: int, seed: int) -> problems.Problem:
 
 
 def _kinds() -> list[dict[str, str]]:
-    return [{"name": kind, "title": kind_title(kind),
-             "description": kind_description(kind)} for kind in problems.KINDS]
+    return [
+        {"name": kind, "title": kind_title(kind), "description": kind_description(kind)}
+        for kind in problems.KINDS
+    ]
 
 
 @bp.get("/practice")
@@ -168,8 +184,13 @@ def practice():
     """Offer the problem kinds and levels; with both chosen, open a fresh problem."""
     args = request.args
     if "kind" not in args and "level" not in args:
-        return render_template("practice/choose.html", kinds=_kinds(),
-                               levels=LEVEL_TEXT, chosen={}, errors={})
+        return render_template(
+            "practice/choose.html",
+            kinds=_kinds(),
+            levels=LEVEL_TEXT,
+            chosen={},
+            errors={},
+        )
     kind, level = args.get("kind", ""), parse_level(args.get("level", ""))
     errors = {}
     if kind not in problems.KINDS:
@@ -177,10 +198,16 @@ def practice():
     if level is None:
         errors["level"] = _("Choose level 1, 2 or 3.")
     if errors:
-        return render_template("practice/choose.html", kinds=_kinds(),
-                               levels=LEVEL_TEXT, chosen=args, errors=errors), 400
-    return redirect(url_for("practice.problem", kind=kind, level=level,
-                            seed=fresh_seed()))
+        return render_template(
+            "practice/choose.html",
+            kinds=_kinds(),
+            levels=LEVEL_TEXT,
+            chosen=args,
+            errors=errors,
+        ), 400
+    return redirect(
+        url_for("practice.problem", kind=kind, level=level, seed=fresh_seed())
+    )
 
 
 # --- one problem ------------------------------------------------------------------
@@ -210,21 +237,26 @@ def cell_marks(verdict: grading.Verdict) -> dict[str, dict[tuple[int, int], bool
     for step in verdict.steps:
         ok = step.ok
         if isinstance(ok, list) and ok and isinstance(ok[0], list):
-            marks[step.name] = {(i, j): bool(cell) for i, row in enumerate(ok)
-                                for j, cell in enumerate(row)}
+            marks[step.name] = {
+                (i, j): bool(cell)
+                for i, row in enumerate(ok)
+                for j, cell in enumerate(row)
+            }
     return marks
 
 
-def _parsed(problem: problems.Problem, ask: problems.Ask, value: Any
-            ) -> np.ndarray | None:
+def _parsed(
+    problem: problems.Problem, ask: problems.Ask, value: Any
+) -> np.ndarray | None:
     number = parse_flag if ask.format == "boolean_matrix" else None
     options = {"number": number} if number else {}
     parsed = grading.parse_answer(value, ask.shape, name=ask.name, **options)
     return parsed if isinstance(parsed, np.ndarray) else None
 
 
-def move_paste_into_grid(problem: problems.Problem, answers: dict[str, Any],
-                         values: dict[str, str]) -> None:
+def move_paste_into_grid(
+    problem: problems.Problem, answers: dict[str, Any], values: dict[str, str]
+) -> None:
     """Show a pasted matrix in its grid, where the marks are drawn."""
     for ask in problem.ask:
         pasted = values.get(f"paste-{ask.name}", "").strip()
@@ -252,8 +284,9 @@ def _visible(problem: problems.Problem) -> np.ndarray | None:
     return None if visible.all() else visible
 
 
-def _pictures(problem: problems.Problem, answers: dict[str, Any],
-              labels: dict[str, str]) -> tuple[list[dict[str, Any]], Any]:
+def _pictures(
+    problem: problems.Problem, answers: dict[str, Any], labels: dict[str, str]
+) -> tuple[list[dict[str, Any]], Any]:
     """Heatmaps of the true and the learner's weights, and the visibility grid."""
     visible = _visible(problem)
     heatmaps = []
@@ -261,36 +294,61 @@ def _pictures(problem: problems.Problem, answers: dict[str, Any],
         if not is_weights(ask):
             continue
         truth = np.asarray(problem.answer[ask.name], dtype=float)
-        hidden = ~visible if visible is not None and visible.shape == truth.shape \
+        hidden = (
+            ~visible if visible is not None and visible.shape == truth.shape else None
+        )
+        entry = {
+            "name": ask.name,
+            "label": labels[ask.name],
+            "truth": heatmap_svg(
+                truth, title=_("Correct %(name)s", name=ask.name), masked=hidden
+            ),
+            "yours": None,
+        }
+        mine = (
+            _parsed(problem, ask, answers.get(ask.name))
+            if ask.name in answers
             else None
-        entry = {"name": ask.name, "label": labels[ask.name],
-                 "truth": heatmap_svg(truth, title=_("Correct %(name)s", name=ask.name),
-                                      masked=hidden),
-                 "yours": None}
-        mine = _parsed(problem, ask, answers.get(ask.name)) \
-            if ask.name in answers else None
+        )
         if mine is not None and mine.ndim == 2:
             entry["yours"] = heatmap_svg(mine, title=_("Your %(name)s", name=ask.name))
         heatmaps.append(entry)
     visibility = None
     if visible is not None:
-        visibility = visibility_svg(visible, title=_("Which keys each query sees"),
-                                    visible_text=_("visible"), hidden_text=_("hidden"))
+        visibility = visibility_svg(
+            visible,
+            title=_("Which keys each query sees"),
+            visible_text=_("visible"),
+            hidden_text=_("hidden"),
+        )
     return heatmaps, visibility
 
 
-def _render_problem(problem: problems.Problem, *, values: dict[str, str] | None = None,
-                    checked: Checked | None = None,
-                    errors: dict[str, list[str]] | None = None,
-                    status: int = 200):
+def _render_problem(
+    problem: problems.Problem,
+    *,
+    values: dict[str, str] | None = None,
+    checked: Checked | None = None,
+    errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+):
     public = problem.public_dict(current_language())
     return render_template(
-        "practice/problem.html", problem=public, checked=checked,
-        values=values or {}, errors=errors or {},
-        kind_title=kind_title(problem.kind), kind_description=kind_description(problem.kind),
+        "practice/problem.html",
+        problem=public,
+        checked=checked,
+        values=values or {},
+        errors=errors or {},
+        kind_title=kind_title(problem.kind),
+        kind_description=kind_description(problem.kind),
         level_title=level_title(problem.level),
-        permalink=url_for("practice.problem", kind=problem.kind, level=problem.level,
-                          seed=problem.seed, _external=True),
+        permalink=url_for(
+            "practice.problem",
+            kind=problem.kind,
+            level=problem.level,
+            seed=problem.seed,
+            _external=True,
+        ),
         fresh=url_for("practice.practice", kind=problem.kind, level=problem.level),
     ), status
 
@@ -305,8 +363,10 @@ def problem(kind: str, level: int, seed: int):
 def check(kind: str, level: int, seed: int):
     """Grade the answers step by step; a format error keeps what was typed (400)."""
     problem = _problem_or_404(kind, level, seed)
-    labels = {ask["name"]: ask["label"]
-              for ask in problem.public_dict(current_language())["ask"]}
+    labels = {
+        ask["name"]: ask["label"]
+        for ask in problem.public_dict(current_language())["ask"]
+    }
     answers = collect_answers(request.form, problem.public_dict()["ask"])
     values = typed_values(request.form)
     verdict = grading.grade(problem, answers)
@@ -322,8 +382,11 @@ def check(kind: str, level: int, seed: int):
     move_paste_into_grid(problem, answers, values)
     heatmaps, visibility = _pictures(problem, answers, labels)
     checked = Checked(
-        verdict=verdict.to_dict(), marks=cell_marks(verdict), labels=labels,
-        heatmaps=heatmaps, visibility=visibility,
+        verdict=verdict.to_dict(),
+        marks=cell_marks(verdict),
+        labels=labels,
+        heatmaps=heatmaps,
+        visibility=visibility,
         expected={ask.name: problem.answer_json(ask.name) for ask in problem.ask},
     )
     return _render_problem(problem, values=values, checked=checked)

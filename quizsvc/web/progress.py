@@ -35,8 +35,10 @@ PROMPT_PREVIEW_CHARS = 90
 def _weekday_labels() -> list[str]:
     # Label Monday, Wednesday and Friday only, as compact calendars do.
     monday = date(2024, 1, 1)
-    return [format_date(monday.replace(day=1 + n), "EEE") if n in (0, 2, 4) else ""
-            for n in range(7)]
+    return [
+        format_date(monday.replace(day=1 + n), "EEE") if n in (0, 2, 4) else ""
+        for n in range(7)
+    ]
 
 
 def _month_labels() -> list[str]:
@@ -46,28 +48,42 @@ def _month_labels() -> list[str]:
 def calendar_chart(calendar: insights.ReviewCalendar):
     """The calendar heatmap of answers per day, in the interface language."""
     titles = [
-        ngettext("%(date)s: %(num)d answer", "%(date)s: %(num)d answers", count,
-                 date=format_date(day, "medium"))
+        ngettext(
+            "%(date)s: %(num)d answer",
+            "%(date)s: %(num)d answers",
+            count,
+            date=format_date(day, "medium"),
+        )
         for day, count in zip(calendar.days, calendar.counts, strict=True)
     ]
     desc = ngettext(
         "%(num)d answer on %(active)d of the last %(span)d days.",
         "%(num)d answers on %(active)d of the last %(span)d days.",
-        calendar.total, active=calendar.active_days, span=len(calendar.days),
+        calendar.total,
+        active=calendar.active_days,
+        span=len(calendar.days),
     )
     return calendar_heatmap_svg(
-        calendar.days, calendar.counts, title=_("Answers per day"), desc=desc,
-        weekday_labels=_weekday_labels(), month_labels=_month_labels(),
-        cell_titles=titles, today=calendar.today,
+        calendar.days,
+        calendar.counts,
+        title=_("Answers per day"),
+        desc=desc,
+        weekday_labels=_weekday_labels(),
+        month_labels=_month_labels(),
+        cell_titles=titles,
+        today=calendar.today,
     )
 
 
 def forecast_chart(forecast: insights.Forecast):
     """The column chart of reviews coming due over the next days."""
     return column_chart_svg(
-        list(forecast.due), [str(day.day) for day in forecast.days],
+        list(forecast.due),
+        [str(day.day) for day in forecast.days],
         sublabels=[format_date(day, "EEEEE") for day in forecast.days],
-        highlight=0, title=_("Reviews coming due"), value_format="{:d}",
+        highlight=0,
+        title=_("Reviews coming due"),
+        value_format="{:d}",
     )
 
 
@@ -77,7 +93,8 @@ def retention_chart(records: list[insights.SkillRecord]):
     if not shown:
         return None
     return labelled_bars_svg(
-        [r.mean_retrievability for r in shown], [localized(r.title) for r in shown],
+        [r.mean_retrievability for r in shown],
+        [localized(r.title) for r in shown],
         title=_("Recall now, per skill"),
     )
 
@@ -94,8 +111,13 @@ def _mistake_rows(report: insights.ProgressReport) -> list[dict[str, Any]]:
             if len(prompt) > PROMPT_PREVIEW_CHARS:
                 prompt = prompt[:PROMPT_PREVIEW_CHARS].rstrip() + "…"
             lines.append({"example": example, "prompt": prompt})
-        rows.append({"group": group, "examples": lines,
-                     "known": group.misconception in grading.MISCONCEPTIONS})
+        rows.append(
+            {
+                "group": group,
+                "examples": lines,
+                "known": group.misconception in grading.MISCONCEPTIONS,
+            }
+        )
     return rows
 
 
@@ -103,14 +125,23 @@ def _mistake_rows(report: insights.ProgressReport) -> list[dict[str, Any]]:
 @login_required
 def progress():
     """Show retention per skill, the answer calendar, the forecast and mistakes."""
-    report = insights.progress_report(get_session(), current_db_user(),
-                                      datetime.now(UTC))
+    report = insights.progress_report(
+        get_session(), current_db_user(), datetime.now(UTC)
+    )
     records = list(report.skills)
     return render_template(
-        "progress.html", report=report, records=records,
-        retention=retention_chart(records), calendar=calendar_chart(report.calendar),
-        forecast=forecast_chart(report.forecast), mistakes=_mistake_rows(report),
-        busy_days=[(day, count) for day, count in
-                   zip(report.calendar.days, report.calendar.counts, strict=True)
-                   if count][::-1],
+        "progress.html",
+        report=report,
+        records=records,
+        retention=retention_chart(records),
+        calendar=calendar_chart(report.calendar),
+        forecast=forecast_chart(report.forecast),
+        mistakes=_mistake_rows(report),
+        busy_days=[
+            (day, count)
+            for day, count in zip(
+                report.calendar.days, report.calendar.counts, strict=True
+            )
+            if count
+        ][::-1],
     )

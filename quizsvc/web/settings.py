@@ -78,8 +78,9 @@ def settings_dict(settings: LearnerSettings) -> dict[str, Any]:
     return {name: getattr(settings, name) for name in SETTING_NAMES}
 
 
-def apply_settings(session: Session, user: User, changes: dict[str, Any]
-                   ) -> LearnerSettings:
+def apply_settings(
+    session: Session, user: User, changes: dict[str, Any]
+) -> LearnerSettings:
     """Change some settings and keep the profile's time zone and language in step."""
     settings = update_settings(session, user, **changes)
     # Dates on every page are shown in the profile's time zone, and new
@@ -111,7 +112,8 @@ class _Refused(Exception):
 def _form_changes() -> dict[str, Any]:
     form = request.form
     changes: dict[str, Any] = {
-        name: form.get(name, "").strip() for name in SETTING_NAMES
+        name: form.get(name, "").strip()
+        for name in SETTING_NAMES
         if name != "two_button_mode"
     }
     # An unticked checkbox sends nothing.
@@ -119,15 +121,26 @@ def _form_changes() -> dict[str, Any]:
     return changes
 
 
-def _render(*, values: dict[str, Any] | None = None, errors: dict[str, str] | None = None,
-            token_error: str | None = None, token_name: str = "",
-            new_token: Any = None, status: int = 200):
+def _render(
+    *,
+    values: dict[str, Any] | None = None,
+    errors: dict[str, str] | None = None,
+    token_error: str | None = None,
+    token_name: str = "",
+    new_token: Any = None,
+    status: int = 200,
+):
     db_session, user = get_session(), current_db_user()
     stored = settings_dict(load_settings(db_session, user))
     response = render_template(
-        "settings.html", values={**stored, **(values or {})}, errors=errors or {},
-        tokens=list_tokens(db_session, user), token_error=token_error,
-        token_name=token_name, new_token=new_token, timezones=COMMON_TIMEZONES,
+        "settings.html",
+        values={**stored, **(values or {})},
+        errors=errors or {},
+        tokens=list_tokens(db_session, user),
+        token_error=token_error,
+        token_name=token_name,
+        new_token=new_token,
+        timezones=COMMON_TIMEZONES,
         hours=range(24),
     )
     return response, status
@@ -176,8 +189,11 @@ def create_token():
         with transaction() as db_session:
             issued = issue_token(db_session, current_db_user(), name)
     except InvalidInput:
-        return _render(token_error=_("Give the token a name of 1 to 100 characters."),
-                       token_name=name, status=400)
+        return _render(
+            token_error=_("Give the token a name of 1 to 100 characters."),
+            token_name=name,
+            status=400,
+        )
     response, status = _render(new_token=issued)
     # The secret is on this page only: no cache may keep a copy.
     return response, status, {"Cache-Control": "no-store"}
@@ -192,6 +208,12 @@ def revoke(token_id: int):
             token = revoke_token(db_session, current_db_user(), token_id)
     except NotFound:
         abort(404, description=_("You have no such token."))
-    flash(_("The token “%(name)s” is revoked; scripts using it are refused from now on.",
-            name=token.name), "success")
+    flash(
+        _(
+            "The token “%(name)s” is revoked; scripts using it are refused "
+            "from now on.",
+            name=token.name,
+        ),
+        "success",
+    )
     return redirect(url_for("settings.settings", _anchor="tokens"))
