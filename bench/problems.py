@@ -136,18 +136,25 @@ def measure(kind: str, level: int, seconds: float) -> tuple[float, float, float]
             while clock() - start < 0.02:
                 done[name] += run()
             spent[name] += clock() - start
-    return done["cycles"] / spent["cycles"], done["same"] / spent["same"], (
-        done["plain"] / spent["plain"]
+    return (
+        done["cycles"] / spent["cycles"],
+        done["same"] / spent["same"],
+        (done["plain"] / spent["plain"]),
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the table; return 1 if a target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=1.0,
-                        help="CPU seconds spent measuring each row (default 1)")
-    parser.add_argument("--kinds", default=",".join(KINDS),
-                        help="comma-separated kinds (default: all)")
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=1.0,
+        help="CPU seconds spent measuring each row (default 1)",
+    )
+    parser.add_argument(
+        "--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)"
+    )
     parser.add_argument("--levels", default="1,2,3", help="comma-separated levels")
     args = parser.parse_args(argv)
     kinds = [k for k in args.kinds.split(",") if k]
@@ -158,8 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     for level in levels:
         if level not in LEVELS:
             parser.error(f"unknown level {level}")
-    print("quizsvc problem cycles (generate + grade right + grade wrong), "
-          f"numpy {np.__version__}, pid {os.getpid()}, rates per CPU second")
+    print(
+        "quizsvc problem cycles (generate + grade right + grade wrong), "
+        f"numpy {np.__version__}, pid {os.getpid()}, rates per CPU second"
+    )
     header = (
         f"{'kind':<17} {'level':>5} {'cycles/s':>9} {'engine/s':>9} "
         f"{'cycle in engine calls':>22} {'(unmasked)':>10}  verdict"
@@ -181,8 +190,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{kind:<17} {level:>5} {rate:>9,.0f} {engine:>9,.0f} "
                 f"{ratio:>22.1f} {plain / rate:>10.1f}  {'; '.join(notes) or 'ok'}"
             )
-    print(f"\ntargets: a cycle ≤ {MAX_ENGINE_CALLS} bare engine calls; level 2 ≥ "
-          f"{MIN_LEVEL2_RATE:,} cycles/s. rows missing a target: {missed}")
+    print(
+        f"\ntargets: a cycle ≤ {MAX_ENGINE_CALLS} bare engine calls; level 2 ≥ "
+        f"{MIN_LEVEL2_RATE:,} cycles/s. rows missing a target: {missed}"
+    )
     return 1 if missed else 0
 
 

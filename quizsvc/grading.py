@@ -606,15 +606,19 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
     fits = [a.name in parsed and parsed[a.name].shape == a.shape for a in problem.ask]
     # An answer of another shape (or none) stands in as NaN and matches nothing
     # here; `_off_shape_step` grades a transposed one.
-    answer = np.concatenate([
-        parsed[a.name].ravel() if fit else np.full(hi - lo, np.nan)
-        for a, fit, (lo, hi) in zip(problem.ask, fits, spans, strict=True)
-    ])
+    answer = np.concatenate(
+        [
+            parsed[a.name].ravel() if fit else np.full(hi - lo, np.nan)
+            for a, fit, (lo, hi) in zip(problem.ask, fits, spans, strict=True)
+        ]
+    )
     if np.isfinite(answer).all():
         near = np.abs(answer - flat) <= tolerance  # ±inf or NaN in flat: no match
     else:
-        near = (np.abs(answer - flat) <= tolerance) | (answer == flat) | (
-            np.isnan(answer) & np.isnan(flat)
+        near = (
+            (np.abs(answer - flat) <= tolerance)
+            | (answer == flat)
+            | (np.isnan(answer) & np.isnan(flat))
         )
         for fit, (lo, hi) in zip(fits, spans, strict=True):
             if not fit:

@@ -472,35 +472,46 @@ def build_queue(
 ) -> list[QueueEntry]:
     """Build the learner's queue: due reviews, then new items, skills spread out.
 
-    Reviews due before the day ends (learning steps: within LEARN_AHEAD of now)
-    come lowest retrievability first, up to `reviews_remaining`. New items of
-    unlocked lessons follow in lesson, skill and bank order, up to
-    `new_remaining` and the review capacity left. Finally no two entries of one
-    skill are adjacent unless only that skill is left.
+    Reviews due before the day ends, and learning steps due by now, come lowest
+    retrievability first, up to `reviews_remaining`. New items of unlocked
+    lessons follow in lesson, skill and bank order, up to `new_remaining` and
+    the review capacity left. Learning steps that come due within LEARN_AHEAD
+    go last, as Anki's learn-ahead does: a card just failed is not asked again
+    at once while other work is waiting. Finally no two entries of one skill
+    are adjacent unless only that skill is left.
     """
-    learn_ahead = _as_utc(now) + LEARN_AHEAD
-    due_now = [
-        card
-        for card in due_cards
-        if (
-            card.due < day_end
-            if card.state == STATE_REVIEW
-            else card.due <= learn_ahead
-        )
-    ]
-    due_now.sort(key=lambda c: (c.retrievability, c.due, c.item_id))
+    now = _as_utc(now)
+    learn_ahead = now + LEARN_AHEAD
+    ready: list[DueCard] = []
+    ahead: list[DueCard] = []
+    for card in due_cards:
+        if card.state == STATE_REVIEW:
+            if card.due < day_end:
+                ready.append(card)
+        elif card.due <= now:
+            ready.append(card)
+        elif card.due <= learn_ahead:
+            ahead.append(card)
+    ready.sort(key=lambda c: (c.retrievability, c.due, c.item_id))
+    ahead.sort(key=lambda c: (c.due, c.item_id))
+    limit = max(reviews_remaining, 0)
     reviews = [
         QueueEntry(c.item_id, c.skill_id, "review", c.due, c.retrievability)
-        for c in due_now[: max(reviews_remaining, 0)]
+        for c in ready[:limit]
     ]
-    capacity = max(0, min(new_remaining, reviews_remaining - len(reviews)))
+    capacity = max(0, min(new_remaining, limit - len(reviews)))
     open_lessons = unlocked_lessons(lessons)
     fresh = sorted(
         (item for item in new_items if item.lesson_id in open_lessons),
         key=lambda item: (item.order, item.item_id),
     )
     news = [QueueEntry(i.item_id, i.skill_id, "new") for i in fresh[:capacity]]
-    return spread_skills(reviews + news)
+    room = max(0, limit - len(reviews) - len(news))
+    later = [
+        QueueEntry(c.item_id, c.skill_id, "review", c.due, c.retrievability)
+        for c in ahead[:room]
+    ]
+    return spread_skills(reviews + news + later)
 
 
 def spread_skills(entries: Sequence[QueueEntry]) -> list[QueueEntry]:

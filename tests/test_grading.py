@@ -13,14 +13,21 @@ from hypothesis import strategies as st
 
 from quizsvc.cli import main
 from quizsvc.grading import MISCONCEPTIONS, FormatError, grade, parse_answer
-from quizsvc.problems import KINDS, LEVELS, MISCONCEPTION_NAMES, answer_to_json, generate
+from quizsvc.problems import (
+    KINDS,
+    LEVELS,
+    MISCONCEPTION_NAMES,
+    answer_to_json,
+    generate,
+)
 
 kinds = st.sampled_from(sorted(KINDS))
 levels = st.sampled_from(LEVELS)
 seeds = st.integers(min_value=0, max_value=2**32)
 layouts = st.sampled_from(["json", "matlab", "chinese"])
-grading_settings = settings(max_examples=120, deadline=None,
-                            suppress_health_check=[HealthCheck.too_slow])
+grading_settings = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _cell(x: float, decimals: int) -> str:
@@ -37,8 +44,11 @@ def typed(problem, values, layout: str = "matlab") -> dict[str, str]:
     for ask in problem.ask:
         value = values[ask.name]
         if ask.format in ("choice", "shape"):
-            out[ask.name] = str(answer_to_json(ask, value)) if ask.format == "shape" \
+            out[ask.name] = (
+                str(answer_to_json(ask, value))
+                if ask.format == "shape"
                 else answer_to_json(ask, value)
+            )
             continue
         if ask.format == "number":
             out[ask.name] = _cell(float(value), problem.precision)
@@ -86,8 +96,9 @@ def test_the_answer_rounded_to_the_precision_scores_one(kind, level, seed, layou
 
 @grading_settings
 @given(kinds, levels, seeds, st.booleans(), st.data())
-def test_each_misconception_is_named_and_not_marked_correct(kind, level, seed,
-                                                            as_text, data):
+def test_each_misconception_is_named_and_not_marked_correct(
+    kind, level, seed, as_text, data
+):
     """Is a mistake's own answer diagnosed as exactly that mistake, and wrong?"""
     problem = generate(kind, seed, level)
     assume(problem.misconceptions)
@@ -106,8 +117,9 @@ def test_a_change_beyond_the_tolerance_is_wrong(kind, level, seed, data):
     """Does moving one cell by more than the tolerance make the answer wrong?"""
     problem = generate(kind, seed, level)
     ask = data.draw(st.sampled_from(problem.ask))
-    values = {a.name: np.array(problem.answer[a.name], dtype=np.float64)
-              for a in problem.ask}
+    values = {
+        a.name: np.array(problem.answer[a.name], dtype=np.float64) for a in problem.ask
+    }
     target = values[ask.name]
     if ask.format == "choice":
         target[...] = (target + 1) % len(ask.choices)
@@ -120,8 +132,9 @@ def test_a_change_beyond_the_tolerance_is_wrong(kind, level, seed, data):
             flat = target.reshape(-1)
             flat[cell] = flat[cell] + step if step else 1.0 - flat[cell]
         else:
-            size = data.draw(st.floats(min_value=1.2 * problem.tolerance,
-                                       max_value=10.0))
+            size = data.draw(
+                st.floats(min_value=1.2 * problem.tolerance, max_value=10.0)
+            )
             sign = data.draw(st.sampled_from([-1.0, 1.0]))
             target.reshape(-1)[cell] += sign * size
     verdict = grade(problem, exact(problem, values))
@@ -131,26 +144,32 @@ def test_a_change_beyond_the_tolerance_is_wrong(kind, level, seed, data):
 
 
 _json_values = st.recursive(
-    st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() |
-    st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3),
-                                                                inner, max_size=2),
+    st.none()
+    | st.booleans()
+    | st.floats(allow_nan=True)
+    | st.integers()
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=2)
+    ),
     max_leaves=12,
 )
 
 
-@settings(max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kinds, levels, st.integers(0, 50), st.data())
 def test_grading_never_raises_whatever_is_typed(kind, level, seed, data):
     """Does any string or JSON value for any name give a verdict, never a crash?"""
     problem = generate(kind, seed, level)
     names = [a.name for a in problem.ask]
-    answers = data.draw(st.dictionaries(
-        st.sampled_from(names) | st.text(max_size=5),
-        st.text(max_size=40) | _json_values,
-        max_size=len(names) + 1,
-    ))
+    answers = data.draw(
+        st.dictionaries(
+            st.sampled_from(names) | st.text(max_size=5),
+            st.text(max_size=40) | _json_values,
+            max_size=len(names) + 1,
+        )
+    )
     verdict = grade(problem, answers)
     json.dumps(verdict.to_dict(), allow_nan=False)
     assert 0.0 <= verdict.score <= 1.0
@@ -168,8 +187,11 @@ LESSON = generate("lesson_example", 0, 1)
     [
         {"S": "[0.7071, 0]", "A": "[0.6698, 0.3302]", "O": "[0.6698, 0.6605]"},
         {"S": "√2/2 0", "A": "0.6698，0.3302", "O": "0.6698；0.6605"},
-        {"S": "1/sqrt(2), 0", "A": "exp(√2/2)/(exp(√2/2)+1)  1/(exp(√2/2)+1)",
-         "O": [[0.6698, 0.6605]]},
+        {
+            "S": "1/sqrt(2), 0",
+            "A": "exp(√2/2)/(exp(√2/2)+1)  1/(exp(√2/2)+1)",
+            "O": [[0.6698, 0.6605]],
+        },
         {"S": [0.70711, 0.0], "A": "0.6698\n0.3302", "O": "[[0.66976, 0.66048]]"},
     ],
     ids=["json", "chinese-ime-and-sqrt", "expressions", "column-and-lists"],
@@ -191,8 +213,7 @@ def test_the_lessons_worked_example_in_the_ways_people_type_it(answers):
         ({"S": "0.7071 0", "A": "1 0", "O": "1 0"}, "hard_argmax", "A"),
     ],
 )
-def test_the_lessons_example_names_the_classic_mistakes(answers, misconception,
-                                                        step):
+def test_the_lessons_example_names_the_classic_mistakes(answers, misconception, step):
     """Does the worked example name the mistake behind each wrong answer?"""
     verdict = grade(LESSON, answers)
     assert not verdict.correct
@@ -226,8 +247,7 @@ def test_the_lessons_exercise():
 
 def test_a_slip_carried_forward_earns_the_later_steps():
     """When S has a slip, do A = softmax(own S) and O = own A·V earn full credit?"""
-    verdict = grade(LESSON, {"S": "0.6 0", "A": "0.6457 0.3543",
-                             "O": "0.6457 0.7086"})
+    verdict = grade(LESSON, {"S": "0.6 0", "A": "0.6457 0.3543", "O": "0.6457 0.7086"})
     s, a, o = verdict.steps
     assert not s.correct and s.ok == [[False, True]] and s.score == 0.5
     assert not a.correct and a.consistent_with_previous and a.score == 1.0
@@ -271,15 +291,15 @@ def test_a_transposed_matrix_is_reported_as_such():
     verdict = grade(problem, exact(problem, values))
     step = verdict.steps[0]
     assert step.shape_error["en"].endswith(
-        f"expected {rows}×{cols}, got {cols}×{rows} — transposed?")
+        f"expected {rows}×{cols}, got {cols}×{rows} — transposed?"
+    )
     assert verdict.misconception == "transposed"
     assert verdict.attempt
 
 
 def test_any_other_shape_is_a_format_error_that_costs_nothing():
     """Is a 1×1 answer to a 1×2 question a format error, not an attempt?"""
-    verdict = grade(LESSON, {"S": "0.7071", "A": "0.6698 0.3302",
-                             "O": "0.6698 0.6605"})
+    verdict = grade(LESSON, {"S": "0.7071", "A": "0.6698 0.3302", "O": "0.6698 0.6605"})
     assert not verdict.attempt and not verdict.correct
     assert verdict.misconception is None
     error = verdict.format_errors[0]
@@ -348,9 +368,15 @@ def test_shapes_may_be_typed_with_sizes_or_axis_names():
     for text in variants:
         assert grade(problem, {**base, "S_shape": text}).correct, text
     assert grade(problem, {**base, "QK_contracts": "head_dim"}).correct
-    wrong = grade(problem, {**base, "S_shape": "[batch, heads, Tk, Tq]",
-                            "A_shape": "[batch, heads, Tk, Tq]",
-                            "O_shape": "[batch, heads, dv, Tq]"})
+    wrong = grade(
+        problem,
+        {
+            **base,
+            "S_shape": "[batch, heads, Tk, Tq]",
+            "A_shape": "[batch, heads, Tk, Tq]",
+            "O_shape": "[batch, heads, dv, Tq]",
+        },
+    )
     assert wrong.misconception == "transposed"
 
 
@@ -400,9 +426,19 @@ def test_the_catalog_names_and_explanations():
     languages, in one to two sentences?"""
     assert tuple(MISCONCEPTIONS) == MISCONCEPTION_NAMES
     assert set(MISCONCEPTIONS) == {
-        "no_scale", "scale_by_d", "scale_multiplied", "softmax_over_queries",
-        "no_softmax", "unnormalized_exp", "mask_ignored", "mask_after_softmax",
-        "causal_flipped", "hard_argmax", "transposed", "k_not_transposed"}
+        "no_scale",
+        "scale_by_d",
+        "scale_multiplied",
+        "softmax_over_queries",
+        "no_softmax",
+        "unnormalized_exp",
+        "mask_ignored",
+        "mask_after_softmax",
+        "causal_flipped",
+        "hard_argmax",
+        "transposed",
+        "k_not_transposed",
+    }
     for text in MISCONCEPTIONS.values():
         assert set(text) == {"zh-CN", "en"}
         assert 1 <= text["en"].count(". ") + 1 <= 2 and text["zh-CN"].endswith("。")
@@ -421,13 +457,21 @@ def _submission(answers, **problem):
 
 def test_check_reads_stdin_and_prints_the_verdict():
     """Does `quizsvc check` grade what arrives on stdin, in JSON with --json?"""
-    result = CliRunner().invoke(main, ["check", "--json"], input=_submission(
-        {"S": "1 0", "A": "0.7311 0.2689", "O": "0.7311 0.5379"}))
+    result = CliRunner().invoke(
+        main,
+        ["check", "--json"],
+        input=_submission({"S": "1 0", "A": "0.7311 0.2689", "O": "0.7311 0.5379"}),
+    )
     assert result.exit_code == 0, result.output
     verdict = json.loads(result.output)
     assert verdict["misconception"] == "no_scale" and not verdict["correct"]
-    text = CliRunner().invoke(main, ["check", "--lang", "en"], input=_submission(
-        {"S": "0.7071 0", "A": "0.6698 0.3302", "O": "0.6698 0.6605"}))
+    text = CliRunner().invoke(
+        main,
+        ["check", "--lang", "en"],
+        input=_submission(
+            {"S": "0.7071 0", "A": "0.6698 0.3302", "O": "0.6698 0.6605"}
+        ),
+    )
     assert "Result: correct" in text.output
 
 
@@ -444,8 +488,13 @@ def test_check_regenerates_the_problem_and_ignores_a_supplied_answer():
     """Is a tampered "answer" inside the problem ignored?"""
     dump = generate("lesson_example", 0, 1).to_dict()
     dump["answer"] = {"S": [[1, 1]], "A": [[1, 1]], "O": [[1, 1]]}
-    result = CliRunner().invoke(main, ["check", "--json"], input=json.dumps(
-        {"problem": dump, "answers": {"S": "1 1", "A": "1 1", "O": "1 1"}}))
+    result = CliRunner().invoke(
+        main,
+        ["check", "--json"],
+        input=json.dumps(
+            {"problem": dump, "answers": {"S": "1 1", "A": "1 1", "O": "1 1"}}
+        ),
+    )
     assert result.exit_code == 0
     assert not json.loads(result.output)["correct"]
 
@@ -454,7 +503,7 @@ def test_check_regenerates_the_problem_and_ignores_a_supplied_answer():
     ("stdin", "fragment"),
     [
         ("not json", "not JSON"),
-        ("[]", "expected {\"problem\""),
+        ("[]", 'expected {"problem"'),
         (json.dumps({"problem": {"kind": "nope"}}), "problem.kind must be one of"),
         (json.dumps({"problem": {"kind": "scores", "level": 7}}), "level must be"),
         (json.dumps({"problem": {"kind": "scores", "seed": "x"}}), "problem.seed"),

@@ -151,7 +151,9 @@ def test_infinities_for_masked_scores(text, sign):
     assert math.isinf(value) and math.copysign(1, value) == sign
 
 
-@pytest.mark.parametrize("text", ["undefined", "未定义", "nan", "NaN", "null", " 未定义 "])
+@pytest.mark.parametrize(
+    "text", ["undefined", "未定义", "nan", "NaN", "null", " 未定义 "]
+)
 def test_undefined_spellings_are_nan(text):
     """Is an undefined entry read as NaN however it is spelled?"""
     assert math.isnan(parse_value(text))
@@ -211,8 +213,18 @@ def test_truth_values_are_not_numbers():
 
 @pytest.mark.parametrize(
     ("token", "expected"),
-    [("1", 1.0), ("0", 0.0), (True, 1.0), (False, 0.0), ("是", 1.0), ("否", 0.0),
-     ("true", 1.0), ("False", 0.0), (1, 1.0), ("✓", 1.0)],
+    [
+        ("1", 1.0),
+        ("0", 0.0),
+        (True, 1.0),
+        (False, 0.0),
+        ("是", 1.0),
+        ("否", 0.0),
+        ("true", 1.0),
+        ("False", 0.0),
+        (1, 1.0),
+        ("✓", 1.0),
+    ],
 )
 def test_visibility_flags(token, expected):
     """Are 1/0, true/false and 是/否 all read as visibility flags?"""
@@ -241,8 +253,12 @@ def _expression_trees(depth: int = 3):
 
 def _combine(parts):
     (left_text, left), op, (right_text, right) = parts
-    value = {"+": left + right, "-": left - right, "*": left * right,
-             "/": left / right if right else math.nan}[op]
+    value = {
+        "+": left + right,
+        "-": left - right,
+        "*": left * right,
+        "/": left / right if right else math.nan,
+    }[op]
     return f"({left_text}{op}{right_text})", value
 
 

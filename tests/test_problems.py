@@ -20,18 +20,31 @@ from quizsvc.problems import (
     ProblemError,
     generate,
 )
-from quizsvc.problems.pipelines import batched_attention, qkv_pipelines
 from quizsvc.problems.kinds import QKV_MISTAKES
+from quizsvc.problems.pipelines import batched_attention, qkv_pipelines
 
-ISSUE_KINDS = {"scores", "softmax_row", "weights", "output", "attention", "causal",
-               "padding_mask", "shapes", "scale", "temperature", "shift_invariance",
-               "uniform", "lesson_example"}
+ISSUE_KINDS = {
+    "scores",
+    "softmax_row",
+    "weights",
+    "output",
+    "attention",
+    "causal",
+    "padding_mask",
+    "shapes",
+    "scale",
+    "temperature",
+    "shift_invariance",
+    "uniform",
+    "lesson_example",
+}
 
 kinds = st.sampled_from(sorted(KINDS))
 levels = st.sampled_from(LEVELS)
 seeds = st.integers(min_value=0, max_value=2**40)
-problem_settings = settings(max_examples=150, deadline=None,
-                            suppress_health_check=[HealthCheck.too_slow])
+problem_settings = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def test_every_kind_from_the_issue_exists_with_a_description():
@@ -48,7 +61,8 @@ def test_the_same_kind_seed_and_level_give_the_same_problem(kind, level, seed):
     first, second = generate(kind, seed, level), generate(kind, seed, level)
     assert first == second
     assert json.dumps(first.to_dict(), sort_keys=True) == json.dumps(
-        second.to_dict(), sort_keys=True)
+        second.to_dict(), sort_keys=True
+    )
 
 
 @problem_settings
@@ -60,8 +74,16 @@ def test_a_problem_dict_has_every_documented_field(kind, level, seed):
     data = problem.to_dict()
     text = json.dumps(data, allow_nan=False, ensure_ascii=False)
     assert json.loads(text) == data
-    assert {"kind", "seed", "level", "given", "ask", "precision", "prompt",
-            "answer"} <= set(data)
+    assert {
+        "kind",
+        "seed",
+        "level",
+        "given",
+        "ask",
+        "precision",
+        "prompt",
+        "answer",
+    } <= set(data)
     assert (data["kind"], data["seed"], data["level"]) == (kind, seed, level)
     assert set(data["prompt"]) == {"zh-CN", "en"}
     assert all(data["prompt"].values())
@@ -70,8 +92,13 @@ def test_a_problem_dict_has_every_documented_field(kind, level, seed):
     assert "answer" not in public
     assert public == {k: v for k, v in data.items() if k != "answer"}
     for ask in data["ask"]:
-        assert ask["format"] in {"matrix", "number", "choice", "shape",
-                                 "boolean_matrix"}
+        assert ask["format"] in {
+            "matrix",
+            "number",
+            "choice",
+            "shape",
+            "boolean_matrix",
+        }
         assert set(ask["label"]) == {"zh-CN", "en"}
         if ask["format"] == "choice":
             assert data["answer"][ask["name"]] in [c["value"] for c in ask["choices"]]
@@ -93,19 +120,28 @@ def test_a_public_dict_in_one_language_has_plain_strings():
 # versions; a deliberate change to a builder's draws must update them (and
 # changes every stored problem of that kind).
 GOLDEN_GIVENS = {
-    ("scores", 1, 1): {"Q": [[2, 2, 0, 1]], "K": [[1, 2, 2, -1], [-1, 1, 1, -1]],
-                       "d": 4},
-    ("attention", 7, 2): {"Q": [[0, 1, -2], [0, 1, -1], [-2, -1, -2]],
-                          "K": [[1, 2, 2], [0, -2, -1]], "V": [[2, -1], [0, -1]],
-                          "d": 3, "M": [["-inf", 0], [0, 0], [0, 0]]},
+    ("scores", 1, 1): {
+        "Q": [[2, 2, 0, 1]],
+        "K": [[1, 2, 2, -1], [-1, 1, 1, -1]],
+        "d": 4,
+    },
+    ("attention", 7, 2): {
+        "Q": [[0, 1, -2], [0, 1, -1], [-2, -1, -2]],
+        "K": [[1, 2, 2], [0, -2, -1]],
+        "V": [[2, -1], [0, -1]],
+        "d": 3,
+        "M": [["-inf", 0], [0, 0], [0, 0]],
+    },
     ("shapes", 2, 2): {"batch": 4, "heads": 5, "Tq": 2, "Tk": 10, "d": 6, "dv": 14},
     ("temperature", 5, 1): {"s": [[0, -1]], "tau1": 2, "tau2": 0.5},
 }
 
 
-@pytest.mark.parametrize(("key", "expected"), GOLDEN_GIVENS.items(),
-                         ids=lambda x: "-".join(map(str, x)) if isinstance(x, tuple)
-                         else "")
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    GOLDEN_GIVENS.items(),
+    ids=lambda x: "-".join(map(str, x)) if isinstance(x, tuple) else "",
+)
 def test_recorded_problems_come_out_the_same(key, expected):
     """Does a recorded (kind, seed, level) still give the recorded numbers?"""
     kind, seed, level = key
@@ -114,9 +150,13 @@ def test_recorded_problems_come_out_the_same(key, expected):
 
 @pytest.mark.parametrize(
     ("kind", "seed", "level", "fragment"),
-    [("nope", 1, 1, "unknown problem kind"), ("scores", 1, 4, "level must be"),
-     ("scores", -1, 1, "seed must be ≥ 0"), ("scores", 1.5, 1, "seed must be an"),
-     ("scores", 1, True, "level must be")],
+    [
+        ("nope", 1, 1, "unknown problem kind"),
+        ("scores", 1, 4, "level must be"),
+        ("scores", -1, 1, "seed must be ≥ 0"),
+        ("scores", 1.5, 1, "seed must be an"),
+        ("scores", 1, True, "level must be"),
+    ],
 )
 def test_bad_arguments_are_problem_errors(kind, seed, level, fragment):
     """Are an unknown kind, a bad level or a negative seed refused clearly?"""
@@ -156,16 +196,27 @@ def _engine_trace(problem):
     if "M" in given_:
         mask = given_["M"]
     if "key_valid" in given_:
-        mask = np.broadcast_to(given_["key_valid"].astype(bool),
-                               (given_["Q"].shape[0], given_["K"].shape[0]))
-    return attention(given_["Q"], given_["K"], given_["V"] if "V" in given_ else
-                     np.zeros((given_["K"].shape[0], 1)), mask=mask,
-                     causal=bool(given_.get("causal", False)))
+        mask = np.broadcast_to(
+            given_["key_valid"].astype(bool),
+            (given_["Q"].shape[0], given_["K"].shape[0]),
+        )
+    return attention(
+        given_["Q"],
+        given_["K"],
+        given_["V"] if "V" in given_ else np.zeros((given_["K"].shape[0], 1)),
+        mask=mask,
+        causal=bool(given_.get("causal", False)),
+    )
 
 
 @problem_settings
-@given(st.sampled_from(["scores", "attention", "causal", "padding_mask",
-                        "lesson_example"]), levels, seeds)
+@given(
+    st.sampled_from(
+        ["scores", "attention", "causal", "padding_mask", "lesson_example"]
+    ),
+    levels,
+    seeds,
+)
 def test_answers_are_the_engines_results(kind, level, seed):
     """Are S, A and O exactly what engine.attention computes from the givens?"""
     problem = generate(kind, seed, level)
@@ -181,11 +232,17 @@ def test_answers_are_the_engines_results(kind, level, seed):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.integers(1, 4), st.integers(1, 4), st.integers(1, 6), st.integers(1, 3),
-    st.integers(1, 5), st.integers(0, 2**32), st.booleans(),
+    st.integers(1, 4),
+    st.integers(1, 4),
+    st.integers(1, 6),
+    st.integers(1, 3),
+    st.integers(1, 5),
+    st.integers(0, 2**32),
+    st.booleans(),
 )
-def test_the_batched_fast_path_is_the_engine_bit_for_bit(p, tq, tk, d, dv, seed,
-                                                          masked):
+def test_the_batched_fast_path_is_the_engine_bit_for_bit(
+    p, tq, tk, d, dv, seed, masked
+):
     """Does batched_attention return exactly what engine.attention returns?"""
     rng = np.random.default_rng(seed)
     q = rng.integers(-20, 21, (p, tq, d)) / 10
@@ -204,8 +261,9 @@ def test_every_buggy_pipeline_is_the_engine_run_the_buggy_way():
     k = np.array([[1.0, 0, -2, 1], [2, 1, 0, 0], [-1, 1, 1, 2], [0, 2, -1, 1]])
     v = np.array([[1.0, 2], [0, -1], [2, 1], [1, 1]])
     visible = np.array([[1, 1, 0, 1], [1, 0, 1, 1], [1, 1, 1, 0]], dtype=bool)
-    runs = qkv_pipelines(q, k, v, visible=visible, causal=False,
-                         candidates=QKV_MISTAKES)
+    runs = qkv_pipelines(
+        q, k, v, visible=visible, causal=False, candidates=QKV_MISTAKES
+    )
     by_name = {n: i for i, n in enumerate(runs.names)}
     expected = {
         "correct": attention(q, k, v, mask=visible),
@@ -254,9 +312,11 @@ def test_uniform_scores_give_the_mean_of_the_value_rows(level, seed):
     v = problem.given["V"]
     tq, tk = problem.given["S"].shape
     np.testing.assert_allclose(problem.answer["A"], np.full((tq, tk), 1 / tk))
-    np.testing.assert_allclose(problem.answer["O"],
-                               np.broadcast_to(v.mean(axis=0), (tq, v.shape[1])),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        problem.answer["O"],
+        np.broadcast_to(v.mean(axis=0), (tq, v.shape[1])),
+        atol=1e-12,
+    )
     if level == 1:
         assert np.all(problem.given["S"] == 0)  # the lesson's exercise
 
@@ -268,8 +328,10 @@ def test_temperature_the_colder_distribution_is_sharper(level, seed):
     problem = generate("temperature", seed, level)
     colder = "A1" if problem.given["tau1"] < problem.given["tau2"] else "A2"
     assert problem.answer_json("sharper") == colder
-    assert problem.answer[colder].max() > problem.answer[
-        {"A1": "A2", "A2": "A1"}[colder]].max()
+    assert (
+        problem.answer[colder].max()
+        > problem.answer[{"A1": "A2", "A2": "A1"}[colder]].max()
+    )
 
 
 @problem_settings
@@ -279,8 +341,9 @@ def test_shift_invariance_the_weights_do_not_move(level, seed):
     problem = generate("shift_invariance", seed, level)
     np.testing.assert_allclose(problem.answer["A"], problem.answer["A_shifted"])
     assert problem.answer_json("same") == "same"
-    np.testing.assert_allclose(problem.answer["S_shifted"],
-                               problem.given["S"] + problem.given["c"])
+    np.testing.assert_allclose(
+        problem.answer["S_shifted"], problem.given["S"] + problem.given["c"]
+    )
 
 
 @problem_settings
@@ -300,8 +363,9 @@ def test_shapes_and_contracted_axes(level, seed):
     problem = generate("shapes", seed, level)
     g = problem.given
     data = problem.to_dict()["answer"]
-    assert data["S_shape"] == data["A_shape"] == [g["batch"], g["heads"], g["Tq"],
-                                                  g["Tk"]]
+    assert (
+        data["S_shape"] == data["A_shape"] == [g["batch"], g["heads"], g["Tq"], g["Tk"]]
+    )
     assert data["O_shape"] == [g["batch"], g["heads"], g["Tq"], g["dv"]]
     assert (data["QK_contracts"], data["AV_contracts"]) == ("d", "Tk")
     assert len(set(g.values())) == 6  # every size distinct: no answer is ambiguous
@@ -329,10 +393,13 @@ def test_every_applicable_mistake_is_clearly_apart(kind, level, seed):
     pipelines = problem.pipelines
     names = list(pipelines)
     for i, first in enumerate(names):
-        for second in names[i + 1:]:
+        for second in names[i + 1 :]:
             assert any(
-                _apart(pipelines[first][a.name], pipelines[second][a.name],
-                       0.5 if a.exact else 4 * problem.tolerance)
+                _apart(
+                    pipelines[first][a.name],
+                    pipelines[second][a.name],
+                    0.5 if a.exact else 4 * problem.tolerance,
+                )
                 for a in problem.ask
             ), (first, second)
 
@@ -369,33 +436,51 @@ def test_problem_list_names_every_kind():
 
 def test_problem_json_is_the_public_dict_unless_answers_are_asked_for():
     """Does --json print the public dict, and --with-answer add the answers?"""
-    result = CliRunner().invoke(main, ["problem", "attention", "--seed", "7",
-                                       "--level", "2", "--json"])
+    result = CliRunner().invoke(
+        main, ["problem", "attention", "--seed", "7", "--level", "2", "--json"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == generate("attention", 7, 2).public_dict()
-    result = CliRunner().invoke(main, ["problem", "attention", "--seed", "7",
-                                       "--level", "2", "--json", "--with-answer"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "problem",
+            "attention",
+            "--seed",
+            "7",
+            "--level",
+            "2",
+            "--json",
+            "--with-answer",
+        ],
+    )
     assert json.loads(result.output) == generate("attention", 7, 2).to_dict()
 
 
 def test_problem_text_shows_prompt_givens_asks_and_answers():
     """Does the text output show the prompt, the givens, the asks and answers?"""
-    result = CliRunner().invoke(main, ["problem", "lesson_example", "--with-answer",
-                                       "--lang", "en"])
+    result = CliRunner().invoke(
+        main, ["problem", "lesson_example", "--with-answer", "--lang", "en"]
+    )
     assert result.exit_code == 0, result.output
     assert "The lesson's worked example" in result.output
     assert "[0.7071  0.0000]" in result.output
     assert "[0.6698  0.6605]" in result.output
-    zh = CliRunner().invoke(main, ["problem", "padding_mask", "--seed", "3",
-                                   "--level", "3", "--with-answer"])
+    zh = CliRunner().invoke(
+        main,
+        ["problem", "padding_mask", "--seed", "3", "--level", "3", "--with-answer"],
+    )
     assert "已知" in zh.output and "undefined" in zh.output
 
 
 @pytest.mark.parametrize(
     ("args", "fragment"),
-    [(["problem"], "give a problem KIND"), (["problem", "nope"], "KIND"),
-     (["problem", "scores", "--level", "4"], "--level"),
-     (["problem", "scores", "--seed", "-1"], "--seed")],
+    [
+        (["problem"], "give a problem KIND"),
+        (["problem", "nope"], "KIND"),
+        (["problem", "scores", "--level", "4"], "--level"),
+        (["problem", "scores", "--seed", "-1"], "--seed"),
+    ],
 )
 def test_problem_bad_input_exits_2(args, fragment):
     """Is bad input a one-line usage error with exit code 2?"""

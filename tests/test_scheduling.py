@@ -407,6 +407,16 @@ def test_which_cards_count_as_due_now():
     assert {e.item_id for e in entries} == {"later-today", "step-soon"}
 
 
+def test_a_step_not_yet_due_waits_behind_other_work():
+    """Is a card just failed asked again only after what is already waiting?"""
+    soon = due("failed", "s1", 0.2, state=STATE_RELEARNING, at=T0 + timedelta(minutes=9))
+    ready_step = due("step-now", "s2", 0.95, state=STATE_LEARNING, at=T0)
+    entries = queue([soon, ready_step], [new("n", "s3", "L", (0, 0, 0))])
+    assert [e.item_id for e in entries] == ["step-now", "n", "failed"]
+    # With nothing else to do, the step is learned ahead rather than left out.
+    assert [e.item_id for e in queue([soon])] == ["failed"]
+
+
 def test_limits_cap_reviews_and_new_items_share_the_review_budget():
     """Do the review limit and new limit hold, new items using what reviews left?"""
     cards = [due(f"r{i}", f"s{i}", i / 10) for i in range(5)]

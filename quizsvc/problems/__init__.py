@@ -74,8 +74,6 @@ class ProblemError(ValueError):
 
 def generate(kind: str, seed: int, level: int = 1) -> Problem:
     """Generate the problem of this kind for this seed and level."""
-    from quizsvc.problems.kinds import BUILDERS, LEVEL_SPECS
-
     if kind not in KINDS:
         raise ProblemError(
             f"unknown problem kind {kind!r}; known kinds: {', '.join(KINDS)}"
@@ -123,8 +121,13 @@ def _layout(signature: tuple, precision: int, transposed: bool) -> _Layout:
         spans.append((start, start + size))
         start += size
     transposable = tuple(n for n, _, t, _ in signature if t) if transposed else ()
-    return _Layout(tuple(spans), np.array([lo for lo, _ in spans]),
-                   np.array(margin), np.array(tolerance), transposable)
+    return _Layout(
+        tuple(spans),
+        np.array([lo for lo, _ in spans]),
+        np.array(margin),
+        np.array(tolerance),
+        transposable,
+    )
 
 
 def _finish(kind: str, seed: int, level: int, draft) -> Problem:
@@ -132,12 +135,15 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
     runs = draft.runs
     stacks = {a.name: runs.values[a.name] for a in draft.ask}
     count = len(runs.names)
-    signature = tuple((a.name, a.exact, a.transposable, stacks[a.name][0].size)
-                      for a in draft.ask)
-    layout = _layout(signature, draft.precision,
-                     draft.transposed and "transposed" not in runs.names)
-    flat = np.concatenate([stacks[a.name].reshape(count, -1) for a in draft.ask],
-                          axis=1)
+    signature = tuple(
+        (a.name, a.exact, a.transposable, stacks[a.name][0].size) for a in draft.ask
+    )
+    layout = _layout(
+        signature, draft.precision, draft.transposed and "transposed" not in runs.names
+    )
+    flat = np.concatenate(
+        [stacks[a.name].reshape(count, -1) for a in draft.ask], axis=1
+    )
 
     # The "transposed" mistake: the same numbers, matrices written transposed.
     # A non-square one then has another shape, which an answer of the expected
@@ -182,9 +188,16 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
             **draft.context,
             "rank": RANK,
             "grading": grading,
-            "misconceptions": tuple(sorted(
-                (n for n in (*runs.names, *virtual) if n != "correct"),
-                key=RANK.__getitem__,
-            )),
+            "misconceptions": tuple(
+                sorted(
+                    (n for n in (*runs.names, *virtual) if n != "correct"),
+                    key=RANK.__getitem__,
+                )
+            ),
         },
     )
+
+
+# Last: the builders import this package's modules, and KINDS must exist first
+# (the question bank reads it without loading the builders' dependencies).
+from quizsvc.problems.kinds import BUILDERS, LEVEL_SPECS  # noqa: E402

@@ -173,9 +173,7 @@ def _tied_row_indices(scores: np.ndarray) -> list[int]:
 _MAX_REDRAWS = 20
 
 
-def _untied_scores(
-    draws: Draws, level: Level, scores: np.ndarray
-) -> np.ndarray:
+def _untied_scores(draws: Draws, level: Level, scores: np.ndarray) -> np.ndarray:
     """Redraw (in place) each score row whose largest visible entry is tied."""
     for _ in range(_MAX_REDRAWS):
         rows = _tied_row_indices(scores)
@@ -187,14 +185,18 @@ def _untied_scores(
 
 
 def _untied_queries(
-    draws: Draws, level: Level, q: np.ndarray, k: np.ndarray,
+    draws: Draws,
+    level: Level,
+    q: np.ndarray,
+    k: np.ndarray,
     visible: np.ndarray | None,
 ) -> None:
     """Redraw (in place) each query whose largest visible score QKᵀ is tied."""
     for _ in range(_MAX_REDRAWS):
         raw = q @ k.T
-        rows = _tied_row_indices(raw if visible is None
-                                 else np.where(visible, raw, -np.inf))
+        rows = _tied_row_indices(
+            raw if visible is None else np.where(visible, raw, -np.inf)
+        )
         if not rows:
             return
         q[rows] = _entries(draws, level, (len(rows), q.shape[1]))
@@ -311,7 +313,13 @@ def build_attention(draws: Draws, level: Level) -> Draft:
         full = full & causal_mask(tq, tk)
     _untied_queries(draws, level, q, k, full)
     runs = qkv_pipelines(
-        q, k, v, visible=visible, causal=causal, candidates=QKV_MISTAKES, ties_checked=True
+        q,
+        k,
+        v,
+        visible=visible,
+        causal=causal,
+        candidates=QKV_MISTAKES,
+        ties_checked=True,
     )
     given = _qkv_given(q, k, v)
     plus_m = ""
@@ -358,7 +366,14 @@ def build_causal(draws: Draws, level: Level) -> Draft:
     full = causal_mask(t, t)
     _untied_queries(draws, level, q, k, full)
     runs = qkv_pipelines(
-        q, k, v, visible=None, causal=True, candidates=QKV_MISTAKES, ties_checked=True, with_visible=True
+        q,
+        k,
+        v,
+        visible=None,
+        causal=True,
+        candidates=QKV_MISTAKES,
+        ties_checked=True,
+        with_visible=True,
     )
     p = DEFAULT_PRECISION
     prompt = {
@@ -404,7 +419,13 @@ def build_padding_mask(draws: Draws, level: Level) -> Draft:
     full = visible & causal_mask(tq, tk) if causal else visible
     _untied_queries(draws, level, q, k, full)
     runs = qkv_pipelines(
-        q, k, v, visible=visible, causal=causal, candidates=QKV_MISTAKES, ties_checked=True
+        q,
+        k,
+        v,
+        visible=visible,
+        causal=causal,
+        candidates=QKV_MISTAKES,
+        ties_checked=True,
     )
     also = {
         "zh-CN": "，同时使用因果遮罩（query i 只能看见 key 0…i）" if causal else "",
@@ -501,8 +522,10 @@ def build_softmax_row(draws: Draws, level: Level) -> Draft:
     masked = tk > 2 and draws.chance(level.mask_chance)
     s = _untied_scores(draws, level, _score_matrix(draws, level, 1, tk, masked))
     runs = score_pipelines(
-        s[None], None, candidates=("no_softmax", "unnormalized_exp", "hard_argmax"),
-        ties_checked=True
+        s[None],
+        None,
+        candidates=("no_softmax", "unnormalized_exp", "hard_argmax"),
+        ties_checked=True,
     )
     p = DEFAULT_PRECISION
     note = {
@@ -540,7 +563,7 @@ def build_weights(draws: Draws, level: Level) -> Draft:
             "unnormalized_exp",
             "hard_argmax",
         ),
-        ties_checked=True
+        ties_checked=True,
     )
     p = DEFAULT_PRECISION
     note = {
@@ -620,7 +643,7 @@ def build_temperature(draws: Draws, level: Level) -> Draft:
         np.stack([s / tau1, s / tau2]),
         None,
         candidates=("no_softmax", "unnormalized_exp", "hard_argmax"),
-        ties_checked=True
+        ties_checked=True,
     )
     sharper = 0.0 if tau1 < tau2 else 1.0
     weights = runs.values["weights"]
@@ -699,7 +722,7 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
             "unnormalized_exp",
             "hard_argmax",
         ),
-        ties_checked=True
+        ties_checked=True,
     )
     weights = runs.values["weights"]
     # Each pipeline's own verdict on "same?": a learner who skips the softmax

@@ -203,14 +203,28 @@ def applicable_qkv(
     """Keep the candidate mistakes that this problem's shapes and mask allow."""
     tq, tk = full.shape
     per_row = full.sum(axis=-1).tolist()
-    return list(_applicable(tuple(candidates), d, tq, tk, sum(per_row) < tq * tk,
-                            causal, max(per_row) >= 2))
+    return list(
+        _applicable(
+            tuple(candidates),
+            d,
+            tq,
+            tk,
+            sum(per_row) < tq * tk,
+            causal,
+            max(per_row) >= 2,
+        )
+    )
 
 
 @functools.lru_cache(maxsize=1024)
 def _applicable(
-    candidates: tuple[str, ...], d: int, tq: int, tk: int, masked: bool,
-    causal: bool, some_choice: bool,
+    candidates: tuple[str, ...],
+    d: int,
+    tq: int,
+    tk: int,
+    masked: bool,
+    causal: bool,
+    some_choice: bool,
 ) -> tuple[str, ...]:
     allowed = []
     for name in candidates:
@@ -385,8 +399,9 @@ def score_pipelines(
     eye = _identity(tk)
     values_v = eye if v is None else v
     if masked:
-        trace = batched_attention(np.where(hidden, 0.0, scores), eye, values_v,
-                                  np.where(hidden, -np.inf, 0.0))
+        trace = batched_attention(
+            np.where(hidden, 0.0, scores), eye, values_v, np.where(hidden, -np.inf, 0.0)
+        )
     else:
         trace = batched_attention(scores, eye, values_v, None)
     undefined = trace.undefined_rows
@@ -396,8 +411,11 @@ def score_pipelines(
     if "no_softmax" in names:
         weights.append(scores_as_weights(trace.scores) if masked else trace.scores)
     if "unnormalized_exp" in names:
-        weights.append(np.where(undefined[..., None], np.nan, trace.exp)
-                       if undefined.any() else trace.exp)
+        weights.append(
+            np.where(undefined[..., None], np.nan, trace.exp)
+            if undefined.any()
+            else trace.exp
+        )
     if "hard_argmax" in names:
         if not ties_checked and has_tied_peak(trace.scores):
             raise Degenerate("hard_argmax: a row's largest score is tied")
