@@ -63,13 +63,15 @@ MISCONCEPTIONS: dict[str, dict[str, str]] = {
         "dot products' spread comes back to about 1.",
     },
     "softmax_over_queries": {
-        "zh-CN": "看起来是按列做的归一化；softmax 沿 key 的方向进行，每个 query 那一行的"
+        "zh-CN": "看起来是按列做的归一化；softmax 沿 key 的方向进行，"
+        "每个 query 那一行的"
         "权重加起来等于 1。",
         "en": "It looks like each column was normalized; the softmax runs along the "
         "keys, so each query's row of weights sums to 1.",
     },
     "no_softmax": {
-        "zh-CN": "看起来直接把分数当成了权重；必须先做 softmax，权重才会非负、每行和为 1。",
+        "zh-CN": "看起来直接把分数当成了权重；"
+        "必须先做 softmax，权重才会非负、每行和为 1。",
         "en": "It looks like the scores were used as weights directly; the softmax "
         "must come first, so that weights are non-negative and each row sums to 1.",
     },
@@ -85,7 +87,8 @@ MISCONCEPTIONS: dict[str, dict[str, str]] = {
         "and its weight 0.",
     },
     "mask_after_softmax": {
-        "zh-CN": "看起来是先做 softmax、再把被遮住的格子清零，却没有重新归一化；遮罩应当在 "
+        "zh-CN": "看起来是先做 softmax、再把被遮住的格子清零，却没有重新归一化；"
+        "遮罩应当在 "
         "softmax 之前加到分数上。",
         "en": "It looks like hidden cells were zeroed after the softmax without "
         "renormalizing; the mask belongs on the scores, before the softmax.",
@@ -103,7 +106,8 @@ MISCONCEPTIONS: dict[str, dict[str, str]] = {
         "output is a weighted sum of all V rows, not a single pick.",
     },
     "transposed": {
-        "zh-CN": "数值是对的，但行列转置了：每一行对应一个 query，列对应 key（或特征）。",
+        "zh-CN": "数值是对的，但行列转置了："
+        "每一行对应一个 query，列对应 key（或特征）。",
         "en": "The numbers are right but transposed: each row belongs to a query, "
         "the columns to keys (or features).",
     },
@@ -247,7 +251,8 @@ def _parse_scalar(value: Any, name: str, number) -> np.ndarray | FormatError:
             return FormatError(
                 name,
                 {
-                    "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字（{exc.messages['zh-CN']}）",
+                    "zh-CN": f"{name}：“{value.strip()[:40]}”不是数字（"
+                    f"{exc.messages['zh-CN']}）",
                     "en": f"{name}: {value.strip()[:40]!r} is not a number "
                     f"({exc.messages['en']})",
                 },
@@ -277,7 +282,8 @@ def _parse_scalar(value: Any, name: str, number) -> np.ndarray | FormatError:
             name,
             {
                 "zh-CN": f"{name}：这里要填一个数，却得到 {_size(array.shape)} 个",
-                "en": f"{name}: expected a single number, got {_size(array.shape)} values",
+                "en": f"{name}: expected a single number, "
+                f"got {_size(array.shape)} values",
             },
         )
     return array.reshape(())
@@ -303,7 +309,8 @@ def _fit_shape(
     return FormatError(
         name,
         {
-            "zh-CN": f"{name}：应当是 {_size(expected)}（{_rows_of(expected, 'zh-CN')}），"
+            "zh-CN": f"{name}：应当是 {_size(expected)}（"
+            f"{_rows_of(expected, 'zh-CN')}），"
             f"却得到 {_size(array.shape)}",
             "en": f"{name}: expected {_size(expected)} ({_rows_of(expected, 'en')}), "
             f"got {_size(array.shape)}",
@@ -359,8 +366,8 @@ def _parse_shape(
             return FormatError(
                 ask.name,
                 {
-                    "zh-CN": f"{ask.name}：第 {position} 个维度“{token}”不是正整数，也不是"
-                    "轴名（batch、heads、Tq、Tk、d、dv）",
+                    "zh-CN": f"{ask.name}：第 {position} 个维度“{token}”不是正整数，"
+                    "也不是轴名（batch、heads、Tq、Tk、d、dv）",
                     "en": f"{ask.name}: dimension {position}, {token!r}, is neither a "
                     "positive whole number nor an axis name (batch, heads, Tq, Tk, "
                     "d, dv)",
@@ -373,8 +380,8 @@ def _parse_shape(
         return FormatError(
             ask.name,
             {
-                "zh-CN": f"{ask.name}：形状应当有 {expected} 个维度，例如 [2, 8, 5, 7]；"
-                f"却得到 {len(numbers)} 个",
+                "zh-CN": f"{ask.name}：形状应当有 {expected} 个维度，"
+                f"例如 [2, 8, 5, 7]；却得到 {len(numbers)} 个",
                 "en": f"{ask.name}: a shape here has {expected} dimensions, e.g. "
                 f"[2, 8, 5, 7]; got {len(numbers)}",
             },
@@ -814,7 +821,8 @@ def _feedback(
         cells = np.ravel(first.result.ok) if first.result.ok is not None else []
         total, bad = len(cells), len(cells) - int(sum(cells))
         opening = {
-            "zh-CN": f"第一个出错的步骤是{label['zh-CN']}：{bad}/{total} 个格子超出了允许"
+            "zh-CN": f"第一个出错的步骤是{label['zh-CN']}：{bad}/{total} 个格子超出了"
+            "允许"
             "的误差，请重新检查这一步。",
             "en": f"The first wrong step is the {label['en']}: {bad} of {total} cells "
             "are outside the tolerance; recheck that step.",

@@ -133,13 +133,17 @@ def test_rate_limit_counters_can_live_in_redis(database_url):
     import uuid
 
     from quizsvc import create_app
+    from quizsvc.db import get_engine
 
     config = {"TESTING": True, "SECRET_KEY": "x", "DATABASE_URL": database_url,
               "RATELIMIT_STORAGE_URI": os.environ["QUIZSVC_TEST_REDIS_URL"],
-              "RATELIMIT_KEY_PREFIX": f"quizsvc-test-{uuid.uuid4().hex}",
               "LOGIN_RATE_LIMIT": "2 per minute"}
     first, second = create_app(config), create_app(config)
-    statuses = [app.test_client().post("/api/v1/auth/login",
+    # Counters are kept per client address: a fresh one keeps runs apart.
+    client_address = {"REMOTE_ADDR": f"test-client-{uuid.uuid4().hex}"}
+    statuses = [app.test_client().post("/api/v1/auth/login", environ_base=client_address,
                                        json={"username": "x", "password": "y"}).status_code
                 for app in (first, second, first)]
+    for app in (first, second):
+        get_engine(app).dispose()
     assert statuses == [401, 401, 429]

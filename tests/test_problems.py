@@ -43,7 +43,7 @@ kinds = st.sampled_from(sorted(KINDS))
 levels = st.sampled_from(LEVELS)
 seeds = st.integers(min_value=0, max_value=2**40)
 problem_settings = settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 

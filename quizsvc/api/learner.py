@@ -91,7 +91,6 @@ def api_progress():
     report = insights.progress_report(
         get_session(), current_db_user(), datetime.now(UTC)
     )
-    lang = current_language()
     mistakes = report.mistakes
     return {
         "reviews_total": report.reviews_total,
@@ -99,7 +98,7 @@ def api_progress():
         "skills": [
             {
                 **record.to_dict(),
-                "title": record.title.get(lang) or record.title.get("zh-CN"),
+                "title": localized(record.title),
             }
             for record in report.skills
         ],
@@ -112,11 +111,7 @@ def api_progress():
             "by_misconception": [
                 {
                     "misconception": group.misconception,
-                    "explanation": localized(
-                        grading.MISCONCEPTIONS[group.misconception]
-                    )
-                    if group.misconception in grading.MISCONCEPTIONS
-                    else None,
+                    "explanation": _explanation(group.misconception),
                     "count": group.count,
                     "latest": group.latest.isoformat(),
                     "examples": [example.to_dict() for example in group.examples],
@@ -125,6 +120,11 @@ def api_progress():
             ],
         },
     }
+
+
+def _explanation(misconception: str) -> str | None:
+    entry = grading.MISCONCEPTIONS.get(misconception)
+    return localized(entry) if entry is not None else None
 
 
 @bp.get("/settings")

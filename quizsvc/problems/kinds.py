@@ -120,6 +120,7 @@ _QKV_ASK = {"visible": "visible", "S": "scores", "A": "weights", "O": "output"}
 
 
 def _entries(draws: Draws, level: Level, shape: tuple[int, ...]) -> np.ndarray:
+    """Matrix entries for this level: small integers, or one-decimal numbers."""
     values = draws.integers(level.low, level.high, shape).astype(np.float64)
     return values / 10.0 if level.tenths else values
 
@@ -138,6 +139,7 @@ def _partial_visibility(draws: Draws, tq: int, tk: int) -> np.ndarray:
 
 
 def _additive(visible: np.ndarray) -> np.ndarray:
+    """The additive mask M: 0 where visible, -inf where hidden."""
     return np.where(visible, 0.0, -np.inf)
 
 
@@ -210,6 +212,7 @@ def _untied_queries(
 def _qkv_draw(
     draws: Draws, level: Level, *, tq: int | None = None, tk: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q [Tq, d], K [Tk, d] and V [Tk, dv] with this level's sizes and entries."""
     tq = tq or draws.choice(level.tq)
     tk = tk or draws.choice(level.tk)
     d = draws.choice(level.d)
@@ -289,7 +292,8 @@ def _step_asks(
     return tuple(asks)
 
 
-def _step_context(q, k, v, visible) -> dict[str, Any]:
+def _step_context(v: np.ndarray, visible: np.ndarray) -> dict[str, Any]:
+    """What the grader needs to carry errors forward: V and the visible cells."""
     return {"V": v, "visible": visible}
 
 
@@ -353,7 +357,7 @@ def build_attention(draws: Draws, level: Level) -> Draft:
         _step_asks(tq, tk, dv),
         prompt,
         _map(runs, {"S": "scores", "A": "weights", "O": "output"}),
-        context=_step_context(q, k, v, full),
+        context=_step_context(v, full),
         transposed=True,
     )
 
@@ -377,7 +381,8 @@ def build_causal(draws: Draws, level: Level) -> Draft:
     )
     p = DEFAULT_PRECISION
     prompt = {
-        "zh-CN": f"这是长度为 {t} 的序列上的自注意力，使用因果遮罩（query i 只能看见 key "
+        "zh-CN": f"这是长度为 {t} 的序列上的自注意力，使用因果遮罩"
+        "（query i 只能看见 key "
         f"0…i），d = {d}。先写出可见性矩阵（1 = 可见，0 = 被遮住），再依次算出分数 S"
         f"（被遮住的格子写 -inf）、权重 A 和输出 O，{_precision_note(p)['zh-CN']}。",
         "en": f"Self-attention over a sequence of {t} positions with a causal mask "
@@ -392,7 +397,7 @@ def build_causal(draws: Draws, level: Level) -> Draft:
         _step_asks(t, t, dv, visible_first=True),
         prompt,
         _map(runs, _QKV_ASK),
-        context=_step_context(q, k, v, full),
+        context=_step_context(v, full),
         transposed=True,
     )
 
@@ -435,7 +440,8 @@ def build_padding_mask(draws: Draws, level: Level) -> Draft:
     }
     p = DEFAULT_PRECISION
     prompt = {
-        "zh-CN": f"key_valid 标出哪些 key 是真实内容（1）、哪些是填充（0）；任何 query 都不能"
+        "zh-CN": "key_valid 标出哪些 key 是真实内容（1）、哪些是填充（0）；"
+        "任何 query 都不能"
         f"看见填充的 key{also['zh-CN']}。d = {d}。请算出分数 S（被遮住的格子写 -inf）、"
         f"权重 A 和输出 O，{_precision_note(p)['zh-CN']}。如果某个 query 的所有 key "
         "都被遮住，softmax 没有合法的分母，这一行的 A 和 O 请写“未定义”。",
@@ -454,7 +460,7 @@ def build_padding_mask(draws: Draws, level: Level) -> Draft:
         _step_asks(tq, tk, dv),
         prompt,
         _map(runs, {"S": "scores", "A": "weights", "O": "output"}),
-        context=_step_context(q, k, v, full),
+        context=_step_context(v, full),
         transposed=True,
     )
 
@@ -497,9 +503,7 @@ def build_lesson_example(draws: Draws, level: Level) -> Draft:
         _step_asks(1, 2, 2),
         prompt,
         _map(runs, {"S": "scores", "A": "weights", "O": "output"}),
-        context=_step_context(
-            LESSON_Q, LESSON_K, LESSON_V, np.ones((1, 2), dtype=bool)
-        ),
+        context=_step_context(LESSON_V, np.ones((1, 2), dtype=bool)),
     )
 
 
@@ -510,6 +514,7 @@ def build_lesson_example(draws: Draws, level: Level) -> Draft:
 def _score_matrix(
     draws: Draws, level: Level, tq: int, tk: int, masked: bool
 ) -> np.ndarray:
+    """A score matrix with this level's entries, some cells -inf if `masked`."""
     scores = _entries(draws, level, (tq, tk))
     if masked:
         scores = np.where(_partial_visibility(draws, tq, tk), scores, -np.inf)
@@ -535,7 +540,8 @@ def build_softmax_row(draws: Draws, level: Level) -> Draft:
         else "",
     }
     prompt = {
-        "zh-CN": f"s 是一个 query 对 {tk} 个 key 的分数。请用 softmax 把它变成注意力权重 a："
+        "zh-CN": f"s 是一个 query 对 {tk} 个 key 的分数。"
+        "请用 softmax 把它变成注意力权重 a："
         f"先减去最大值，再取指数，最后除以总和。{note['zh-CN']}"
         f"{_precision_note(p)['zh-CN']}。",
         "en": f"s holds one query's scores for {tk} keys. Turn them into attention "
@@ -613,9 +619,11 @@ def build_output(draws: Draws, level: Level) -> Draft:
     runs = output_pipelines(a, v, candidates=("hard_argmax",))
     p = DEFAULT_PRECISION
     prompt = {
-        "zh-CN": f"已知注意力权重 A（{tq}×{tk}，每一行的和为 1）和值矩阵 V（{tk}×{dv}）。"
+        "zh-CN": f"已知注意力权重 A（{tq}×{tk}，每一行的和为 1）"
+        f"和值矩阵 V（{tk}×{dv}）。"
         f"请计算输出 O = AV，{_precision_note(p)['zh-CN']}。",
-        "en": f"A holds the attention weights ({tq}×{tk}, each row sums to 1) and V the "
+        "en": f"A holds the attention weights ({tq}×{tk}, each row sums to 1) "
+        "and V the "
         f"values ({tk}×{dv}). Compute the output O = AV "
         f"{_precision_note(p)['en']}.",
     }
@@ -657,7 +665,8 @@ def build_temperature(draws: Draws, level: Level) -> Draft:
     )
     p = DEFAULT_PRECISION
     prompt = {
-        "zh-CN": f"对同一行分数 s 在两个温度下做 softmax：A1 = softmax(s/τ₁)，τ₁ = {tau1:g}；"
+        "zh-CN": "对同一行分数 s 在两个温度下做 softmax："
+        f"A1 = softmax(s/τ₁)，τ₁ = {tau1:g}；"
         f"A2 = softmax(s/τ₂)，τ₂ = {tau2:g}。请算出 A1 和 A2"
         f"（{_precision_note(p)['zh-CN']}），再判断哪一个分布更尖锐。",
         "en": f"Apply the softmax to the same score row s at two temperatures: "
@@ -742,7 +751,8 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
     )
     p = DEFAULT_PRECISION
     prompt = {
-        "zh-CN": "给分数矩阵 S 的每一行加上一个常数：第 i 行的每个格子都加上 c 的第 i 个数。"
+        "zh-CN": "给分数矩阵 S 的每一行加上一个常数："
+        "第 i 行的每个格子都加上 c 的第 i 个数。"
         f"请算出 S + c、A = softmax(S) 和 A′ = softmax(S + c)"
         f"（{_precision_note(p)['zh-CN']}），再判断 A 和 A′ 是否相同。",
         "en": "Add a constant to each row of the score matrix S: every cell of row i "
@@ -781,10 +791,8 @@ def build_uniform(draws: Draws, level: Level) -> Draft:
     tq = _by_level(draws, level, {1: (1,), 2: (1, 2), 3: (1, 2, 3)})
     tk = _by_level(draws, level, {1: (2,), 2: (2, 3), 3: (3, 4)})
     dv = draws.choice(level.dv)
-    if number == 1:
-        row_scores = np.zeros((tq, 1))  # the lesson's exercise: both scores 0
-    else:
-        row_scores = _entries(draws, level, (tq, 1))
+    # Level 1 is the lesson's exercise: every score 0.
+    row_scores = np.zeros((tq, 1)) if number == 1 else _entries(draws, level, (tq, 1))
     s = np.broadcast_to(row_scores, (tq, tk)).copy()
     v = _entries(draws, level, (tk, dv))
     runs = score_pipelines(
@@ -840,7 +848,8 @@ def build_scale(draws: Draws, level: Level) -> Draft:
     )
     p = DEFAULT_PRECISION
     prompt = {
-        "zh-CN": f"一个注意力头的 head_dim = {d}。(1) 分数要乘的缩放因子 head_dim**-0.5 "
+        "zh-CN": f"一个注意力头的 head_dim = {d}。"
+        "(1) 分数要乘的缩放因子 head_dim**-0.5 "
         f"是多少？(2) 若 q、k 的各个分量相互独立、均值为 0、方差为 1，点积 q·k 的标准差"
         f"约为多少？两问都{_precision_note(p)['zh-CN']}，也可以写 1/√{d} 这样的式子。",
         "en": f"An attention head has head_dim = {d}. (1) What is the scale factor "
@@ -912,11 +921,13 @@ def build_shapes(draws: Draws, level: Level) -> Draft:
         },
     )
     prompt = {
-        "zh-CN": f"一个多头注意力层：batch = {b}，头数 heads = {h}，query 长度 Tq = {tq}，"
+        "zh-CN": f"一个多头注意力层：batch = {b}，头数 heads = {h}，"
+        f"query 长度 Tq = {tq}，"
         f"key 长度 Tk = {tk}，每个头的 Q/K 维度 d = {sizes['d']}，V 维度 dv = {dv}。"
         "请按 [batch, heads, 行, 列] 的顺序写出 S、A、O 的形状，并指出 QKᵀ 和 AV "
         "各自沿哪一个轴求和（被收缩掉）。",
-        "en": f"A multi-head attention layer has batch = {b}, heads = {h}, query length "
+        "en": f"A multi-head attention layer has batch = {b}, heads = {h}, "
+        "query length "
         f"Tq = {tq}, key length Tk = {tk}, per-head query/key size d = "
         f"{sizes['d']} and per-head value size dv = {dv}. Give the shapes of S, "
         "A and O in the order [batch, heads, rows, columns], and say which axis "

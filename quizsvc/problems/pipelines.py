@@ -79,9 +79,8 @@ def softmax_columns(scores: np.ndarray) -> np.ndarray:
     if np.isfinite(peak).all():  # the usual case, without the guards below
         shifted = np.exp(scores - peak)
         return shifted / shifted.sum(axis=-2, keepdims=True)
+    empty = peak == -np.inf
     with np.errstate(all="ignore"):
-        peak = scores.max(axis=-2, keepdims=True)
-        empty = peak == -np.inf
         shifted = np.exp(scores - np.where(empty, 0.0, peak))
         weights = shifted / shifted.sum(axis=-2, keepdims=True)
     return np.where(empty, 0.0, weights)
@@ -303,7 +302,6 @@ def qkv_pipelines(
     undefined = trace.undefined_rows[0]
     extra_names: list[str] = []
     extra_weights: list[np.ndarray] = []
-    extra_sources: list[int] = []
     if "softmax_over_queries" in names:
         extra_names.append("softmax_over_queries")
         extra_weights.append(softmax_columns(correct_scores))
@@ -365,6 +363,7 @@ _SCORE_MISTAKES = (
 
 @functools.lru_cache(maxsize=16)
 def _identity(size: int) -> np.ndarray:
+    """I [size, size], shared and read-only: scores go in as S·I."""
     eye = np.eye(size)
     eye.flags.writeable = False
     return eye
@@ -443,23 +442,6 @@ def output_pipelines(
 # Telling pipelines apart.
 
 
-def differs(a: np.ndarray, b: np.ndarray, margin: float | np.ndarray) -> np.ndarray:
-    """Cell-wise: True where a and b differ by more than margin (NaN ≠ number)."""
-    with np.errstate(all="ignore"):
-        same = (a == b) | (np.abs(a - b) <= margin) | (np.isnan(a) & np.isnan(b))
-    return ~same
-
-
-def close(a: np.ndarray, b: np.ndarray, tolerance: float) -> np.ndarray:
-    """Cell-wise: True where a is within tolerance of b (±inf and NaN must match)."""
-    with np.errstate(all="ignore"):
-        near = np.abs(a - b) <= tolerance
-    if near.all():
-        return near
-    with np.errstate(all="ignore"):
-        return near | (a == b) | (np.isnan(a) & np.isnan(b))
-
-
 # Stand-ins for NaN and ±inf so that plain subtraction compares any two values;
 # no computed value comes near them.
 NAN_STAND_IN, INF_STAND_IN = 1e300, 1.5e300
@@ -473,6 +455,7 @@ def comparable(values: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=32)
 def _pairs(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair (i < j) of `count` pipelines, as two index arrays."""
     return np.triu_indices(count, 1)
 
 

@@ -53,6 +53,7 @@ RECORD_FLOOR = {2: 0.6, 3: 0.75}
 # A record this strong says the learner can do it closed-book, whatever they
 # think: a rating of 0 ("not yet") or 1 ("with notes") undersells it.
 STRONG_RECORD = 0.85
+# On quizsvc.bank.SELF_ASSESSMENT_SCALE, 2 is "closed-book" (闭卷能做).
 CLOSED_BOOK_LEVEL = 2
 HISTORY_PER_SKILL = 5
 CALENDAR_WEEKS = 12

@@ -245,12 +245,14 @@ def cell_marks(verdict: grading.Verdict) -> dict[str, dict[tuple[int, int], bool
     return marks
 
 
-def _parsed(
-    problem: problems.Problem, ask: problems.Ask, value: Any
-) -> np.ndarray | None:
-    number = parse_flag if ask.format == "boolean_matrix" else None
-    options = {"number": number} if number else {}
-    parsed = grading.parse_answer(value, ask.shape, name=ask.name, **options)
+def _parsed(ask: problems.Ask, value: Any) -> np.ndarray | None:
+    """Read one typed answer as the grader does; None when it cannot be read."""
+    if ask.format == "boolean_matrix":
+        parsed = grading.parse_answer(
+            value, ask.shape, name=ask.name, number=parse_flag
+        )
+    else:
+        parsed = grading.parse_answer(value, ask.shape, name=ask.name)
     return parsed if isinstance(parsed, np.ndarray) else None
 
 
@@ -262,7 +264,7 @@ def move_paste_into_grid(
         pasted = values.get(f"paste-{ask.name}", "").strip()
         if ask.format not in ("matrix", "boolean_matrix") or not pasted:
             continue
-        parsed = _parsed(problem, ask, answers.get(ask.name))
+        parsed = _parsed(ask, answers.get(ask.name))
         if parsed is None or parsed.shape != tuple(ask.shape):
             continue  # e.g. typed transposed: leave it as typed
         for (i, j), entry in np.ndenumerate(parsed):
@@ -305,11 +307,7 @@ def _pictures(
             ),
             "yours": None,
         }
-        mine = (
-            _parsed(problem, ask, answers.get(ask.name))
-            if ask.name in answers
-            else None
-        )
+        mine = _parsed(ask, answers.get(ask.name)) if ask.name in answers else None
         if mine is not None and mine.ndim == 2:
             entry["yours"] = heatmap_svg(mine, title=_("Your %(name)s", name=ask.name))
         heatmaps.append(entry)
