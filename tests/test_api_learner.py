@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
-from quizsvc import bank, scheduling
 from quizsvc.db import get_session
 from quizsvc.models import LearnerSettings, User
-from quizsvc.services.reviews import record_answer
-from tests.webutil import make_learner, sign_in, sync_real_bank
+from tests.learnerutil import graded_item, real_bank, record, sync_real_bank
+from tests.webutil import make_learner, sign_in
 
 ENDPOINTS = [
     ("get", "/api/v1/self-assessments"),
@@ -45,42 +44,22 @@ def token_for(client) -> str:
     return response.json["token"]
 
 
-def record(
-    app, user_id: int, item_id: str, correct: bool, ago: timedelta, **extra
-) -> None:
-    with app.app_context():
-        session = get_session()
-        record_answer(
-            session,
-            session.get(User, user_id),
-            item_id,
-            graded=scheduling.GradedAnswer(correct=correct),
-            now=datetime.now(UTC) - ago,
-            **extra,
+def test_every_endpoint_needs_a_learner(app):
+    client = app.test_client()
+    for method, path in ENDPOINTS:
+        response = getattr(client, method)(path, json={})
+        assert response.status_code == 401, (method, path)
+        assert response.json["error"] == "unauthorized"
+
+
+def test_a_wrong_token_is_refused(app):
+    client = app.test_client()
+    for method, path in ENDPOINTS:
+        response = getattr(client, method)(
+            path, json={}, headers={"Authorization": "Bearer qz_not-a-real-token"}
         )
-        session.commit()
-
-
-def graded_item(skill_id: str) -> str:
-    return next(
-        q.id
-        for q in bank.load().questions_for_skill(skill_id)
-        if q.skills == (skill_id,) and q.type in ("choice", "numeric", "cloze")
-    )
-
-
-@pytest.mark.parametrize("method, path", ENDPOINTS)
-def test_every_endpoint_needs_a_learner(app, method, path):
-    response = getattr(app.test_client(), method)(path, json={})
-    assert response.status_code == 401 and response.json["error"] == "unauthorized"
-
-
-@pytest.mark.parametrize("method, path", ENDPOINTS)
-def test_a_wrong_token_is_refused(app, method, path):
-    response = getattr(app.test_client(), method)(
-        path, json={}, headers={"Authorization": "Bearer qz_not-a-real-token"}
-    )
-    assert response.status_code == 401 and response.json["error"] == "invalid_token"
+        assert response.status_code == 401, (method, path)
+        assert response.json["error"] == "invalid_token"
 
 
 # --- self-assessments ---------------------------------------------------------
@@ -94,7 +73,7 @@ def test_listing_shows_the_scale_and_every_skill(client):
         "closed-book",
         "can teach it",
     ]
-    assert [s["skill_id"] for s in body["skills"]] == list(bank.load().skills)
+    assert [s["skill_id"] for s in body["skills"]] == list(real_bank().skills)
     first = body["skills"][0]
     assert first["latest"] is None and first["history"] == []
     assert first["calibration"] == "not_rated"
@@ -146,24 +125,26 @@ def test_calibration_compares_the_rating_with_the_record(client, app, learner):
     assert 0 < skill["measured"]["mean_retrievability"] <= 1
 
 
-@pytest.mark.parametrize(
-    "body, status",
-    [
-        ({"skill_id": "softmax", "level": 4}, 400),
-        ({"skill_id": "softmax", "level": True}, 400),
-        ({"skill_id": "softmax", "level": "2"}, 400),
-        ({"skill_id": "softmax"}, 400),
-        ({"skill_id": 5, "level": 1}, 400),
-        ({"skill_id": "softmax", "level": 1, "note": ["x"]}, 400),
-        ({"skill_id": "softmax", "level": 1, "note": "x" * 2001}, 400),
-        ({"level": 1}, 400),
-        ({"skill_id": "no-such-skill", "level": 1}, 404),
-    ],
-)
-def test_bad_ratings_are_refused(client, body, status):
-    response = client.post("/api/v1/self-assessments", json=body)
-    assert response.status_code == status
-    assert set(response.json) == {"error", "message"}
+BAD_RATINGS = [
+    ({"skill_id": "softmax", "level": 4}, 400),
+    ({"skill_id": "softmax", "level": True}, 400),
+    ({"skill_id": "softmax", "level": "2"}, 400),
+    ({"skill_id": "softmax"}, 400),
+    ({"skill_id": 5, "level": 1}, 400),
+    ({"skill_id": "softmax", "level": 1, "note": ["x"]}, 400),
+    ({"skill_id": "softmax", "level": 1, "note": "x" * 2001}, 400),
+    ({"level": 1}, 400),
+    ({"skill_id": "no-such-skill", "level": 1}, 404),
+]
+
+
+def test_bad_ratings_are_refused(client):
+    for body, status in BAD_RATINGS:
+        response = client.post("/api/v1/self-assessments", json=body)
+        assert response.status_code == status, body
+        assert set(response.json) == {"error", "message"}
+    skills = client.get("/api/v1/self-assessments").json["skills"]
+    assert all(skill["latest"] is None for skill in skills)
 
 
 def test_ratings_are_private(app, client):
@@ -253,29 +234,26 @@ def test_a_partial_patch_changes_only_what_it_names(client, app, learner):
         assert get_session().get(User, learner).timezone == "Europe/Paris"
 
 
-@pytest.mark.parametrize(
-    "body, field",
-    [
-        ({"desired_retention": 1.2}, "desired_retention"),
-        ({"desired_retention": "high"}, "desired_retention"),
-        ({"new_per_day": -3}, "new_per_day"),
-        ({"reviews_per_day": 2.5}, "reviews_per_day"),
-        ({"rollover_hour": 24}, "rollover_hour"),
-        ({"two_button_mode": "yes"}, "two_button_mode"),
-        ({"language": "fr"}, "language"),
-        ({"timezone": "Mars/Base"}, "timezone"),
-        ({"colour": "blue"}, "colour"),
-        ({"new_per_day": 5, "bogus": 1}, "bogus"),
-    ],
-)
-def test_a_bad_patch_names_the_field_and_changes_nothing(
-    client, app, learner, body, field
-):
-    response = client.patch("/api/v1/settings", json=body)
-    assert response.status_code == 400
-    assert (
-        response.json["error"] == "invalid_input" and field in response.json["message"]
-    )
+BAD_PATCHES = [
+    ({"desired_retention": 1.2}, "desired_retention"),
+    ({"desired_retention": "high"}, "desired_retention"),
+    ({"new_per_day": -3}, "new_per_day"),
+    ({"reviews_per_day": 2.5}, "reviews_per_day"),
+    ({"rollover_hour": 24}, "rollover_hour"),
+    ({"two_button_mode": "yes"}, "two_button_mode"),
+    ({"language": "fr"}, "language"),
+    ({"timezone": "Mars/Base"}, "timezone"),
+    ({"colour": "blue"}, "colour"),
+    ({"new_per_day": 5, "bogus": 1}, "bogus"),
+]
+
+
+def test_a_bad_patch_names_the_field_and_changes_nothing(client, app, learner):
+    for body, field in BAD_PATCHES:
+        response = client.patch("/api/v1/settings", json=body)
+        assert response.status_code == 400, body
+        assert response.json["error"] == "invalid_input"
+        assert field in response.json["message"], (body, response.json)
     with app.app_context():
         assert get_session().get(LearnerSettings, learner) is None
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from quizsvc import bank, scheduling
+from quizsvc import scheduling
 from quizsvc.models import Card, Item
 from quizsvc.services import insights
 from quizsvc.services.bank_sync import sync_bank
@@ -18,6 +18,7 @@ from quizsvc.services.reviews import record_answer, record_self_assessment
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
 from quizsvc.web.charts import calendar_level
+from tests.learnerutil import real_bank as loaded_bank
 
 # A Monday noon in Shanghai (04:00 UTC), far from any daylight-saving change.
 NOW = datetime(2025, 3, 10, 4, 0, tzinfo=UTC)
@@ -125,7 +126,7 @@ def test_calendar_shades_grow_with_the_count(count, busiest):
 
 @pytest.fixture
 def real_bank():
-    return bank.load()
+    return loaded_bank()
 
 
 @pytest.fixture

@@ -121,8 +121,8 @@ def test_a_public_dict_in_one_language_has_plain_strings():
 # changes every stored problem of that kind).
 GOLDEN_GIVENS = {
     ("scores", 1, 1): {
-        "Q": [[2, 2, 0, 1]],
-        "K": [[1, 2, 2, -1], [-1, 1, 1, -1]],
+        "Q": [[0, 1, 1, 2], [2, -1, -1, 1]],
+        "K": [[1, -1, 2, 1], [-1, 1, 0, -1]],
         "d": 4,
     },
     ("attention", 7, 2): {
@@ -302,6 +302,18 @@ def test_the_lesson_example_is_the_lessons_numbers():
     assert answer["O"][0] == pytest.approx([0.6698, 0.6605], abs=5e-5)
     other = generate("lesson_example", 99, 3).to_dict()
     assert (other["given"], other["answer"]) == (problem.to_dict()["given"], answer)
+
+
+@problem_settings
+@given(
+    st.sampled_from(["attention", "causal", "padding_mask", "output", "uniform"]),
+    levels,
+    seeds,
+)
+def test_the_output_depends_on_the_weights(kind, level, seed):
+    """Does V always have two different rows, so that O tells weights apart?"""
+    v = generate(kind, seed, level).given["V"]
+    assert (v != v[0]).any()
 
 
 @problem_settings

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 
 import pytest
 
-from quizsvc import bank, grading, scheduling
-from quizsvc.db import get_session
-from quizsvc.models import User
-from quizsvc.services.reviews import record_answer
+from quizsvc import grading
 from quizsvc.web.charts import calendar_heatmap_svg, column_chart_svg, labelled_bars_svg
-from tests.webutil import make_learner, sign_in, sync_real_bank
+from tests.learnerutil import generated_question, graded_item, record, sync_real_bank
+from tests.webutil import make_learner, sign_in
 
 
 @pytest.fixture
@@ -34,34 +32,10 @@ def client(app, learner):
     return client
 
 
-def record(app, user_id: int, answers: list[tuple[str, bool, timedelta, dict]]) -> None:
-    """Store answers (item, right?, how long ago, extra fields) for a learner."""
-    now = datetime.now(UTC)
-    with app.app_context():
-        session = get_session()
-        user = session.get(User, user_id)
-        for item_id, correct, ago, extra in sorted(answers, key=lambda a: -a[2]):
-            record_answer(
-                session,
-                user,
-                item_id,
-                graded=scheduling.GradedAnswer(correct=correct),
-                now=now - ago,
-                **extra,
-            )
-        session.commit()
-
-
-def graded_item(skill_id: str) -> str:
-    return next(
-        q.id
-        for q in bank.load().questions_for_skill(skill_id)
-        if q.skills == (skill_id,) and q.type in ("choice", "numeric", "cloze")
-    )
-
-
-def generated_item() -> bank.Question:
-    return next(q for q in bank.load().questions.values() if q.type == "generated")
+def record_all(app, user_id: int, answers: list[tuple]) -> None:
+    """Store answers (item, right?, how long ago, extra fields), oldest first."""
+    for item_id, correct, ago, extra in sorted(answers, key=lambda a: -a[2]):
+        record(app, user_id, item_id, correct, ago, **extra)
 
 
 def test_signed_out_visitors_are_sent_to_log_in(app):
@@ -85,7 +59,7 @@ def test_a_new_learner_sees_empty_but_whole_charts(client):
 
 def test_the_record_shows_in_every_chart_and_table(client, app, learner):
     item, other = graded_item("temperature"), graded_item("scores")
-    record(
+    record_all(
         app,
         learner,
         [
@@ -118,24 +92,18 @@ def test_the_record_shows_in_every_chart_and_table(client, app, learner):
 
 
 def test_a_generated_mistake_links_back_to_its_problem(client, app, learner):
-    question = generated_item()
+    question = generated_question()
     kind, level = question.data["kind"], question.data["level"]
     record(
         app,
         learner,
-        [
-            (
-                question.id,
-                False,
-                timedelta(hours=2),
-                {
-                    "misconception": "no_softmax",
-                    "problem_kind": kind,
-                    "problem_level": level,
-                    "problem_seed": 77,
-                },
-            )
-        ],
+        question.id,
+        False,
+        timedelta(hours=2),
+        misconception="no_softmax",
+        problem_kind=kind,
+        problem_level=level,
+        problem_seed=77,
     )
     html = client.get("/progress").get_data(as_text=True)
     assert f'href="/practice/{kind}/{level}/77"' in html
@@ -146,14 +114,10 @@ def test_only_the_learners_own_record_counts(client, app, learner):
     record(
         app,
         other,
-        [
-            (
-                graded_item("scores"),
-                False,
-                timedelta(hours=1),
-                {"misconception": "mask_ignored"},
-            )
-        ],
+        graded_item("scores"),
+        False,
+        timedelta(hours=1),
+        misconception="mask_ignored",
     )
     html = client.get("/progress").get_data(as_text=True)
     assert re.search(r'id="reviews-total">0<', html)

@@ -115,14 +115,14 @@ def render_problem(problem: Problem, lang: str, with_answer: bool) -> str:
         "",
         problem.prompt[lang],
         "",
-        f"{words['given']}{words['colon']}",
+        f"{words['given']}{words['colon'].rstrip()}",
     ]
     for name, value in problem.given.items():
         lines.append(f"  {name} ={_show_value(value, problem.precision)}")
-    lines += ["", f"{words['ask']}{words['colon']}"]
+    lines += ["", f"{words['ask']}{words['colon'].rstrip()}"]
     lines += [_describe_ask(ask, lang) for ask in problem.ask]
     if with_answer:
-        lines += ["", f"{words['answer']}{words['colon']}"]
+        lines += ["", f"{words['answer']}{words['colon'].rstrip()}"]
         for ask in problem.ask:
             lines.append(f"  {ask.name} ={_show_answer(problem, ask)}")
     return "\n".join(lines)

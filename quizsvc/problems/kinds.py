@@ -138,6 +138,20 @@ def _partial_visibility(draws: Draws, tq: int, tk: int) -> np.ndarray:
     return visible
 
 
+# Redrawing one part of a problem (a tied row, equal value rows) twenty times
+# in a row has a probability far below 1e-9.
+_MAX_REDRAWS = 20
+
+
+def _values(draws: Draws, level: Level, tk: int, dv: int) -> np.ndarray:
+    """V [Tk, dv] with at least two different rows, so that O depends on A."""
+    for _ in range(_MAX_REDRAWS):
+        v = _entries(draws, level, (tk, dv))
+        if (v != v[0]).any():
+            return v
+    raise Degenerate("the value rows stay equal")
+
+
 def _additive(visible: np.ndarray) -> np.ndarray:
     """The additive mask M: 0 where visible, -inf where hidden."""
     return np.where(visible, 0.0, -np.inf)
@@ -169,10 +183,6 @@ def _tied_row_indices(scores: np.ndarray) -> list[int]:
         if top != -math.inf and sum(1 for x in row if top - x <= 1e-9) > 1:
             tied.append(index)
     return tied
-
-
-# Redrawing a tied row twenty times in a row has probability far below 1e-9.
-_MAX_REDRAWS = 20
 
 
 def _untied_scores(draws: Draws, level: Level, scores: np.ndarray) -> np.ndarray:
@@ -217,11 +227,11 @@ def _qkv_draw(
     tk = tk or draws.choice(level.tk)
     d = draws.choice(level.d)
     dv = draws.choice(level.dv)
-    # One draw for all three matrices: fewer calls into the generator.
-    flat = _entries(draws, level, (tq * d + tk * d + tk * dv,))
+    # One draw for both Q and K: fewer calls into the generator.
+    flat = _entries(draws, level, (tq * d + tk * d,))
     q = flat[: tq * d].reshape(tq, d)
-    k = flat[tq * d : tq * d + tk * d].reshape(tk, d)
-    return q, k, flat[tq * d + tk * d :].reshape(tk, dv)
+    k = flat[tq * d :].reshape(tk, d)
+    return q, k, _values(draws, level, tk, dv)
 
 
 def _qkv_given(q, k, v=None, **extra) -> dict[str, Any]:
@@ -615,7 +625,7 @@ def build_output(draws: Draws, level: Level) -> Draft:
             raise Degenerate("the largest weight stays tied")
         rows.append([p / steps for p in parts])
     a = np.array(rows, dtype=np.float64)
-    v = _entries(draws, level, (tk, dv))
+    v = _values(draws, level, tk, dv)
     runs = output_pipelines(a, v, candidates=("hard_argmax",))
     p = DEFAULT_PRECISION
     prompt = {
@@ -794,7 +804,7 @@ def build_uniform(draws: Draws, level: Level) -> Draft:
     # Level 1 is the lesson's exercise: every score 0.
     row_scores = np.zeros((tq, 1)) if number == 1 else _entries(draws, level, (tq, 1))
     s = np.broadcast_to(row_scores, (tq, tk)).copy()
-    v = _entries(draws, level, (tk, dv))
+    v = _values(draws, level, tk, dv)
     runs = score_pipelines(
         s[None],
         v,
@@ -805,18 +815,18 @@ def build_uniform(draws: Draws, level: Level) -> Draft:
         {"A": runs.values["weights"][:, 0], "O": runs.values["output"][:, 0]},
     )
     p = DEFAULT_PRECISION
-    lesson = {
-        "zh-CN": "这正是本课的练习：把两个 key 的分数都改成 0。" if number == 1 else "",
-        "en": " This is the lesson's exercise: both keys' scores set to 0."
-        if number == 1
-        else "",
-    }
+    lesson = {"zh-CN": "", "en": ""}
+    if number == 1:
+        lesson = {
+            "zh-CN": "这就是本课的练习：两个 key 的分数都是 0。",
+            "en": " This is the lesson's exercise: both keys score 0.",
+        }
     prompt = {
-        "zh-CN": f"S 的每一行里所有 key 的分数都相等，V 保持不变。{lesson['zh-CN']}"
+        "zh-CN": f"在 S 的每一行里，所有 key 的分数都相等。{lesson['zh-CN']}"
         f"请不看资料算出权重 A 和输出 O = AV，{_precision_note(p)['zh-CN']}。",
-        "en": f"In each row of S every key has the same score; V is unchanged."
-        f"{lesson['en']} Without notes, work out the weights A and the output "
-        f"O = AV {_precision_note(p)['en']}.",
+        "en": f"In each row of S every key has the same score.{lesson['en']} "
+        f"Without notes, work out the weights A and the output O = AV "
+        f"{_precision_note(p)['en']}.",
     }
     ask = (
         _matrix_ask("A", (tq, tk)),
