@@ -149,14 +149,14 @@ class Batch:
     scores: np.ndarray
     exp: np.ndarray
     weights: np.ndarray
-    output: np.ndarray
+    output: np.ndarray | None
     undefined_rows: np.ndarray
 
 
 def batched_attention(
     q: np.ndarray,
     k: np.ndarray,
-    v: np.ndarray,
+    v: np.ndarray | None,
     additive: np.ndarray | None,
     scale: float | np.ndarray = 1.0,
 ) -> Batch:
@@ -166,6 +166,7 @@ def batched_attention(
     to the scores or None, scale a number or one per leading entry [B, 1, 1].
     Same operations in the same order as the engine, so the results are
     identical to `engine.attention(q, k, v, mask=additive, scale=scale)`.
+    With v None the output is left out (the caller multiplies later).
     """
     scores = (q @ np.swapaxes(k, -1, -2)) * scale
     if additive is not None:
@@ -179,7 +180,7 @@ def batched_attention(
         weights = exp / denom[..., None]
     if undefined.any():
         weights[undefined] = np.nan
-    return Batch(scores, exp, weights, weights @ v, undefined)
+    return Batch(scores, exp, weights, None if v is None else weights @ v, undefined)
 
 
 # ---------------------------------------------------------------------------
@@ -296,7 +297,7 @@ def qkv_pipelines(
     else:
         mask = None if full.all() else np.where(full, 0.0, -np.inf)
     row_scale = np.array([factors.get(n, scale) for n in rows])
-    trace = batched_attention(q, keys, v, mask, row_scale[:, None, None])
+    trace = batched_attention(q, keys, None, mask, row_scale[:, None, None])
 
     correct_scores = trace.scores[0]
     undefined = trace.undefined_rows[0]
@@ -328,14 +329,13 @@ def qkv_pipelines(
         for n in extra_names
     ]
 
-    values = {"scores": trace.scores, "weights": trace.weights, "output": trace.output}
+    scores, weights = trace.scores, trace.weights
     if extra_names:
-        extra = np.stack(extra_weights)
-        values = {
-            "scores": np.concatenate([trace.scores, trace.scores[extra_sources]]),
-            "weights": np.concatenate([trace.weights, extra]),
-            "output": np.concatenate([trace.output, extra @ v]),  # NaN rows stay NaN
-        }
+        scores = np.concatenate([scores, scores[extra_sources]])
+        weights = np.concatenate([weights, extra_weights])
+    # Every pipeline's O in one product, as the engine computes it (NaN rows,
+    # for queries that see no key, stay NaN).
+    values = {"scores": scores, "weights": weights, "output": weights @ v}
     all_names = rows + extra_names
     if with_visible:
         believed = np.empty((len(all_names), tq, tk))
@@ -399,10 +399,10 @@ def score_pipelines(
     values_v = eye if v is None else v
     if masked:
         trace = batched_attention(
-            np.where(hidden, 0.0, scores), eye, values_v, np.where(hidden, -np.inf, 0.0)
+            np.where(hidden, 0.0, scores), eye, None, np.where(hidden, -np.inf, 0.0)
         )
     else:
-        trace = batched_attention(scores, eye, values_v, None)
+        trace = batched_attention(scores, eye, None, None)
     undefined = trace.undefined_rows
     weights = [trace.weights]
     if "softmax_over_queries" in names:
@@ -420,8 +420,7 @@ def score_pipelines(
             raise Degenerate("hard_argmax: a row's largest score is tied")
         weights.append(peak_weights(trace.scores, undefined))
     stacked = np.stack(weights)
-    outputs = np.concatenate([trace.output[None], stacked[1:] @ values_v])
-    return Runs(["correct", *names], {"weights": stacked, "output": outputs})
+    return Runs(["correct", *names], {"weights": stacked, "output": stacked @ values_v})
 
 
 def output_pipelines(
