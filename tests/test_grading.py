@@ -26,7 +26,7 @@ levels = st.sampled_from(LEVELS)
 seeds = st.integers(min_value=0, max_value=2**32)
 layouts = st.sampled_from(["json", "matlab", "chinese"])
 grading_settings = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
