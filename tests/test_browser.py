@@ -9,14 +9,17 @@ a folder the test prints (QUIZSVC_SCREENSHOT_DIR chooses it).
 from __future__ import annotations
 
 import os
+from contextlib import closing
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from quizsvc import problems
+from quizsvc import bank, problems
 from tests.test_serve import start_server, stop_server
 
+BANK = bank.load()
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update",
@@ -31,9 +34,13 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    instance = tmp_path_factory.mktemp("browser-instance")
-    process, url = start_server(instance)
+def server_instance(tmp_path_factory):
+    return tmp_path_factory.mktemp("browser-instance")
+
+
+@pytest.fixture(scope="module")
+def server(server_instance):
+    process, url = start_server(server_instance)
     yield url
     stop_server(process)
 
@@ -132,3 +139,97 @@ def test_learner_journey_in_both_languages(server, browser, shots, capsys):
         snap(page, shots, f"{number}-{path.split('/')[0]}-en")
     context.close()
     assert len(list(shots.glob("*.png"))) >= 16
+
+
+def open_problem_seed(database: Path, item_id: str) -> tuple[str, int, int]:
+    """Which generated problem the server opened for this item (read from its DB)."""
+    with closing(sqlite3.connect(database)) as connection:
+        row = connection.execute(
+            "SELECT problem_kind, problem_seed, problem_level FROM open_items "
+            "WHERE item_id = ?", (item_id,)).fetchone()
+    return row
+
+
+def answer_open_item(page, database: Path) -> None:
+    """Answer the item the drill shows, correctly, as a prepared learner would."""
+    item_id = page.locator("input[name=item_id]").first.get_attribute("value")
+    question = BANK.questions[item_id]
+    kind = question.type
+    if kind == "recall":
+        page.fill("#attempt", "凭记忆写下的回答")
+        page.click("#answer-form button[type=submit]")
+        page.wait_for_selector("#rate-form")
+        page.keyboard.press("3")  # "Good", by keyboard
+    else:
+        if kind == "choice":
+            for option in question.data["options"]:
+                if option["correct"]:
+                    page.check(f"input[name=answer][value='{option['id']}']")
+        elif kind == "ordering":
+            for position, step in enumerate(question.data["steps"]):
+                page.select_option(f"#order-{position}", step["id"])
+        elif kind == "generated":
+            problem = problems.generate(*open_problem_seed(database, item_id))
+            for ask in problem.ask:
+                value = problem.answer_json(ask.name)
+                if ask.format == "matrix":
+                    for i, row in enumerate(value):
+                        for j, cell in enumerate(row):
+                            page.fill(f"input[name='cell-{ask.name}-{i}-{j}']",
+                                      "undefined" if cell is None else str(cell))
+                elif ask.format == "boolean_matrix":
+                    for i, row in enumerate(value):
+                        for j, cell in enumerate(row):
+                            box = page.locator(f"input[name='cell-{ask.name}-{i}-{j}']")
+                            box.set_checked(bool(cell))
+                elif ask.format == "choice":
+                    page.check(f"input[name='answer-{ask.name}'][value='{value}']")
+                else:
+                    page.fill(f"input[name='answer-{ask.name}']", str(value))
+        elif kind == "numeric":
+            page.fill("#answer", str(question.data["answer"]))
+        else:
+            page.fill("#answer", question.data["accepted"][0])
+        page.click("#submit-answer")
+    page.wait_for_selector("#result, #answer-error")
+
+
+def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
+    """Can a newcomer register and finish a whole day's drill in the browser?"""
+    database = server_instance / "quizsvc.sqlite3"
+    context = browser.new_context(viewport={"width": 360, "height": 760})
+    page = context.new_page()
+    page.goto(server + "register")
+    page.fill("#username", "xiaohong")
+    page.fill("#password", "attention-by-hand")
+    page.fill("#confirm", "attention-by-hand")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/today")
+    page.click("#start")
+    answered = wrong = 0
+    for _ in range(80):
+        if page.locator("#drill-done").count():
+            break
+        if page.locator("#why-form").count():
+            wrong += 1
+            page.fill("#why", "我没有记清楚这一步的定义。")
+            page.click("#why-form button[type=submit]")
+            page.wait_for_selector("#note-link")
+        if page.locator("#next").count():
+            page.click("#next")
+            page.wait_for_load_state()
+            continue
+        assert page.locator("article.item").count() == 1, page.content()[:2000]
+        assert page.locator("a[href*='/notes/']").count() == 0
+        answer_open_item(page, database)
+        if page.locator("#answer-error").count():
+            pytest.fail("an answer the drill could not read: "
+                        + page.locator("#answer-error").inner_text())
+        answered += 1
+    assert page.locator("#drill-done").count() == 1, "the drill did not finish"
+    assert answered >= 10 and wrong == 0
+    snap(page, shots, "17-drill-done-zh")
+    page.goto(server + "today")
+    assert page.locator("#new-count").inner_text() == "0"
+    snap(page, shots, "18-today-after-zh")
+    context.close()

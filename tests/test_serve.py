@@ -15,38 +15,39 @@ import pytest
 
 
 def start_server(instance: Path, *extra: str) -> tuple[subprocess.Popen, str]:
-    """Start `quizsvc serve` on a free port and return the process and its URL."""
+    """Start `quizsvc serve` on a free port and return the process and its URL.
+
+    The server's output goes to a log file in the instance folder: a pipe that
+    nobody reads would fill up and stall the server after a few hundred requests.
+    """
     exe = shutil.which("quizsvc", path=str(Path(sys.executable).parent))
     assert exe, "the quizsvc console script is installed next to the interpreter"
     env = {**os.environ, "QUIZSVC_INSTANCE_PATH": str(instance), "PYTHONUNBUFFERED": "1"}
     env.pop("QUIZSVC_DATABASE_URL", None)
-    process = subprocess.Popen(
-        [exe, "serve", "--port", "0", "--workers", "1", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )
+    log_path = instance / "serve.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [exe, "serve", "--port", "0", "--workers", "1", *extra],
+            stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
+        )
     deadline = time.monotonic() + 60
-    seen = []
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen.append(line)
-        match = re.search(r"open (http://\S+/)", line)
+    while time.monotonic() < deadline and process.poll() is None:
+        match = re.search(r"open (http://\S+/)", log_path.read_text())
         if match:
             return process, match.group(1)
+        time.sleep(0.1)
     stop_server(process)
-    pytest.fail("server did not announce its URL:\n" + "".join(seen))
+    pytest.fail("server did not announce its URL:\n" + log_path.read_text())
 
 
 def stop_server(process: subprocess.Popen) -> None:
-    """Stop the server and close its pipe."""
+    """Stop the server."""
     process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    process.stdout.close()
 
 
 def test_serve_answers_health_and_the_lab(tmp_path):

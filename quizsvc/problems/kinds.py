@@ -770,7 +770,13 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
         f"A′ = softmax(S + c) {_precision_note(p)['en']}, then say whether A and "
         "A′ are the same.",
     }
-    ask = (
+    return Draft({"S": s, "c": c}, _shift_asks(tq, tk), prompt, runs, transposed=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _shift_asks(tq: int, tk: int) -> tuple[Ask, ...]:
+    """S + c, softmax before and after the shift, and whether they differ."""
+    return (
         _matrix_ask("S_shifted", (tq, tk), label={"zh-CN": "S + c", "en": "S + c"}),
         _matrix_ask(
             "A", (tq, tk), label={"zh-CN": "A = softmax(S)", "en": "A = softmax(S)"}
@@ -792,7 +798,6 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
             ),
         ),
     )
-    return Draft({"S": s, "c": c}, ask, prompt, runs, transposed=True)
 
 
 def build_uniform(draws: Draws, level: Level) -> Draft:

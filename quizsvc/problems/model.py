@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,10 @@ class Choice:
     value: str
     label: Mapping[str, str]
 
+    def __post_init__(self) -> None:
+        # Asks and choices are shared between problems: keep their text read-only.
+        object.__setattr__(self, "label", MappingProxyType(dict(self.label)))
+
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable view."""
         return {"value": self.value, "label": dict(self.label)}
@@ -51,6 +56,9 @@ class Ask:
     label: Mapping[str, str]
     choices: tuple[Choice, ...] = ()
     derive: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", MappingProxyType(dict(self.label)))
 
     @property
     def depends_on(self) -> tuple[str, ...]:
