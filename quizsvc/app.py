@@ -11,6 +11,7 @@ from flask import Flask, has_request_context, request
 from flask.sessions import SecureCookieSessionInterface
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+
 def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     """Create and configure the quizsvc Flask application."""
     app = Flask(
@@ -102,8 +103,18 @@ def register_blueprints(app: Flask) -> None:
     )
 
     filters.init_app(app)
-    for blueprint in (health.bp, lab.bp, explore.bp, auth.bp, drill.today_bp, drill.bp,
-                      practice.bp, assess.bp, progress.bp, settings.bp):
+    for blueprint in (
+        health.bp,
+        lab.bp,
+        explore.bp,
+        auth.bp,
+        drill.today_bp,
+        drill.bp,
+        practice.bp,
+        assess.bp,
+        progress.bp,
+        settings.bp,
+    ):
         app.register_blueprint(blueprint)
     api.init_app(app)
 

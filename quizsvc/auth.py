@@ -53,21 +53,34 @@ def hash_password(password: str) -> str:
 def check_password_rules(password: str) -> None:
     """Raise InvalidInput when a new password is too short or too long."""
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise LocalizedInvalidInput(f"密码至少要 {MIN_PASSWORD_LENGTH} 个字符。",
-                                    f"The password needs at least {MIN_PASSWORD_LENGTH} "
-                                    "characters.")
+        raise LocalizedInvalidInput(
+            f"密码至少要 {MIN_PASSWORD_LENGTH} 个字符。",
+            f"The password needs at least {MIN_PASSWORD_LENGTH} characters.",
+        )
     if len(password) > MAX_PASSWORD_LENGTH:
-        raise LocalizedInvalidInput(f"密码最多 {MAX_PASSWORD_LENGTH} 个字符。",
-                                    f"The password may have at most {MAX_PASSWORD_LENGTH} "
-                                    "characters.")
+        raise LocalizedInvalidInput(
+            f"密码最多 {MAX_PASSWORD_LENGTH} 个字符。",
+            f"The password may have at most {MAX_PASSWORD_LENGTH} characters.",
+        )
 
 
-def register(session: Session, username: str, password: str, *, locale: str = "zh-CN",
-             now: datetime | None = None) -> User:
+def register(
+    session: Session,
+    username: str,
+    password: str,
+    *,
+    locale: str = "zh-CN",
+    now: datetime | None = None,
+) -> User:
     """Create a learner account with a hashed password."""
     check_password_rules(password)
-    return create_user(session, username.strip(), password_hash=hash_password(password),
-                       locale=locale, now=now)
+    return create_user(
+        session,
+        username.strip(),
+        password_hash=hash_password(password),
+        locale=locale,
+        now=now,
+    )
 
 
 def authenticate(session: Session, username: str, password: str) -> User | None:
@@ -91,16 +104,22 @@ class IssuedToken:
     secret: str
 
 
-def issue_token(session: Session, user: User, name: str, *,
-                now: datetime | None = None) -> IssuedToken:
+def issue_token(
+    session: Session, user: User, name: str, *, now: datetime | None = None
+) -> IssuedToken:
     """Create a personal API token for `user` and return its secret once."""
     name = name.strip()
     if not name or len(name) > 100:
-        raise LocalizedInvalidInput("令牌名称需要 1–100 个字符。",
-                                    "A token needs a name of 1-100 characters.")
+        raise LocalizedInvalidInput(
+            "令牌名称需要 1–100 个字符。", "A token needs a name of 1-100 characters."
+        )
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken(user_id=user.id, name=name, token_hash=_token_digest(secret),
-                     created_at=resolve_now(now))
+    token = ApiToken(
+        user_id=user.id,
+        name=name,
+        token_hash=_token_digest(secret),
+        created_at=resolve_now(now),
+    )
     session.add(token)
     session.flush()
     return IssuedToken(token=token, secret=secret)
@@ -108,15 +127,18 @@ def issue_token(session: Session, user: User, name: str, *,
 
 def list_tokens(session: Session, user: User) -> list[ApiToken]:
     """Return the user's tokens that are not revoked, newest first."""
-    return list(session.scalars(
-        select(ApiToken)
-        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
-        .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())
-    ))
+    return list(
+        session.scalars(
+            select(ApiToken)
+            .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+            .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())
+        )
+    )
 
 
-def revoke_token(session: Session, user: User, token_id: int, *,
-                 now: datetime | None = None) -> ApiToken:
+def revoke_token(
+    session: Session, user: User, token_id: int, *, now: datetime | None = None
+) -> ApiToken:
     """Revoke one of the user's tokens (someone else's is NotFound)."""
     token = session.get(ApiToken, token_id)
     if token is None or token.user_id != user.id or token.revoked_at is not None:
@@ -129,8 +151,9 @@ def revoke_token(session: Session, user: User, token_id: int, *,
 def user_for_token(session: Session, secret: str) -> User | None:
     """Return the owner of a live token, or None."""
     token = session.scalar(
-        select(ApiToken).where(ApiToken.token_hash == _token_digest(secret),
-                               ApiToken.revoked_at.is_(None))
+        select(ApiToken).where(
+            ApiToken.token_hash == _token_digest(secret), ApiToken.revoked_at.is_(None)
+        )
     )
     return token.user if token is not None else None
 

@@ -19,7 +19,7 @@ def get_bank() -> bank.Bank:
 
 
 def sync_into_database(app):
-    """Bring the database's items in line with the bank (idempotent); return the report."""
+    """Bring the database in line with the bank (idempotent); return the report."""
     from quizsvc.db import transaction
     from quizsvc.services.bank_sync import sync_bank
 

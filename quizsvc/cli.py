@@ -14,7 +14,7 @@ import numpy as np
 from flask.cli import ScriptInfo, routes_command, shell_command
 
 from quizsvc import create_app
-from quizsvc.engine import AttentionInputError, attention, jsonable
+from quizsvc.engine import AttentionInputError, attention
 from quizsvc.formatting import format_matrix
 from quizsvc.parsing import MatrixFormatError, parse_matrix
 
@@ -63,7 +63,8 @@ def _mask_param(value: str | None) -> np.ndarray | None:
             return np.asarray(decoded, dtype=bool)
         except (ValueError, TypeError):
             raise click.BadParameter(
-                "a boolean mask must be JSON such as [[true, false]]", param_hint="--mask"
+                "a boolean mask must be JSON such as [[true, false]]",
+                param_hint="--mask",
             ) from None
     try:
         return parse_matrix(value, name="--mask")
@@ -78,8 +79,13 @@ def _mask_param(value: str | None) -> np.ndarray | None:
 @click.option("--mask", help="Mask [Tq, Tk]: additive (0 / -inf) or boolean JSON.")
 @click.option("--causal", is_flag=True, help="Hide keys after each query's position.")
 @click.option("--scale", type=float, help="Score scale (default 1/sqrt(d)).")
-@click.option("--temperature", type=float, default=1.0, show_default=True,
-              help="Divide the scores by this before the softmax.")
+@click.option(
+    "--temperature",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Divide the scores by this before the softmax.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 def attention_command(q, k, v, mask, causal, scale, temperature, as_json) -> None:
     """Compute attention step by step and print every intermediate.
@@ -89,15 +95,24 @@ def attention_command(q, k, v, mask, causal, scale, temperature, as_json) -> Non
         quizsvc attention --q '[[1,0]]' --k '[[1,0],[0,1]]' --v '[[1,0],[0,2]]'
     """
     try:
-        trace = attention(q, k, v, mask=_mask_param(mask), causal=causal, scale=scale,
-                          temperature=temperature)
+        trace = attention(
+            q,
+            k,
+            v,
+            mask=_mask_param(mask),
+            causal=causal,
+            scale=scale,
+            temperature=temperature,
+        )
     except AttentionInputError as exc:
         raise click.UsageError(str(exc)) from None
     if as_json:
         click.echo(json.dumps(trace.to_dict(), ensure_ascii=False))
         return
     d = q.shape[-1]
-    click.echo(f"d = {d}, scale = {trace.scale:.4f}, temperature = {trace.temperature:g}")
+    click.echo(
+        f"d = {d}, scale = {trace.scale:.4f}, temperature = {trace.temperature:g}"
+    )
     sections = [
         ("scores S = QKᵀ·scale/temperature + M", trace.scores),
         ("exp(S)", trace.exp_unshifted()),
@@ -110,16 +125,28 @@ def attention_command(q, k, v, mask, causal, scale, temperature, as_json) -> Non
         click.echo(format_matrix(matrix))
     if trace.undefined_rows.any():
         rows = [int(i) for i in np.flatnonzero(trace.undefined_rows)]
-        click.echo(f"\nundefined rows (every key masked, no valid denominator): {rows}",
-                   err=True)
+        click.echo(
+            f"\nundefined rows (every key masked, no valid denominator): {rows}",
+            err=True,
+        )
 
 
 @main.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
-              help="Port to listen on (0 picks a free one).")
-@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
-              help="Number of gunicorn worker processes.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="Port to listen on (0 picks a free one).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=2,
+    show_default=True,
+    help="Number of gunicorn worker processes.",
+)
 def serve_command(host: str, port: int, workers: int) -> None:
     """Run the service under gunicorn (a production WSGI server)."""
     from quizsvc.server import run_server

@@ -136,8 +136,10 @@ def _as_float_array(name: str, value: Any, expected: str) -> np.ndarray:
             f"({array.ndim} axis/axes, at least 2 needed)"
         )
     if 0 in array.shape:
-        raise ShapeError(f"{name} must have shape {expected} with no empty axis; "
-                         f"got shape {array.shape}")
+        raise ShapeError(
+            f"{name} must have shape {expected} with no empty axis; "
+            f"got shape {array.shape}"
+        )
     if not np.isfinite(array).all():
         raise NonFiniteInputError(
             f"{name} must hold finite numbers only (no NaN or inf); "
@@ -176,7 +178,9 @@ def _additive_mask(mask: Any, batch: tuple[int, ...], tq: int, tk: int) -> np.nd
     try:
         full = np.broadcast_shapes(additive.shape, (*batch, tq, tk))
     except ValueError:
-        raise MaskError(f"mask must be {expected}; got shape {additive.shape}") from None
+        raise MaskError(
+            f"mask must be {expected}; got shape {additive.shape}"
+        ) from None
     if full[-2:] != (tq, tk):
         raise MaskError(f"mask must be {expected}; got shape {additive.shape}")
     return additive

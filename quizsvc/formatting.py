@@ -8,7 +8,7 @@ import numpy as np
 
 
 def format_number(value: float, decimals: int = 4) -> str:
-    """Format one entry: fixed decimals, "-inf" for masked cells, "undefined" for NaN."""
+    """Format one entry: fixed decimals, "-inf" when masked, "undefined" for NaN."""
     if math.isnan(value):
         return "undefined"
     if math.isinf(value):
@@ -25,8 +25,10 @@ def format_matrix(array: np.ndarray, decimals: int = 4, indent: str = "  ") -> s
         blocks = []
         for index in np.ndindex(*matrix.shape[:-2]):
             label = "[" + ", ".join(str(i) for i in index) + "]"
-            blocks.append(f"{indent}{label}\n" + format_matrix(matrix[index], decimals,
-                                                                indent + "  "))
+            blocks.append(
+                f"{indent}{label}\n"
+                + format_matrix(matrix[index], decimals, indent + "  ")
+            )
         return "\n".join(blocks)
     cells = [[format_number(float(x), decimals) for x in row] for row in matrix]
     width = max(len(c) for row in cells for c in row)

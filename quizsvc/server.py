@@ -34,8 +34,10 @@ def _announce(server) -> None:
     for listener in server.LISTENERS:
         host, port = listener.sock.getsockname()[:2]
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-        click.echo(f"quizsvc is running: open http://{shown}:{port}/ (Ctrl+C stops it)",
-                   err=False)
+        click.echo(
+            f"quizsvc is running: open http://{shown}:{port}/ (Ctrl+C stops it)",
+            err=False,
+        )
 
 
 def run_server(*, host: str, port: int, workers: int) -> None:

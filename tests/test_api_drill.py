@@ -37,13 +37,17 @@ def reviews(app) -> int:
 
 def test_register_then_login_then_logout(app):
     client = app.test_client()
-    created = client.post("/api/v1/auth/register",
-                          json={"username": "li", "password": PASSWORD, "locale": "en"})
+    created = client.post(
+        "/api/v1/auth/register",
+        json={"username": "li", "password": PASSWORD, "locale": "en"},
+    )
     assert created.status_code == 201 and created.json["user"]["locale"] == "en"
     assert client.get("/api/v1/drill/next").status_code == 200
     assert client.post("/api/v1/auth/logout").json == {"signed_out": True}
     assert client.get("/api/v1/drill/next").status_code == 401
-    again = client.post("/api/v1/auth/login", json={"username": "li", "password": PASSWORD})
+    again = client.post(
+        "/api/v1/auth/login", json={"username": "li", "password": PASSWORD}
+    )
     assert again.status_code == 200
 
 
@@ -51,15 +55,25 @@ def test_register_then_login_then_logout(app):
     ("kwargs", "status", "code"),
     [
         ({"data": "username=x"}, 415, "unsupported_media_type"),
-        ({"data": "{not json", "content_type": "application/json"}, 400, "malformed_json"),
+        (
+            {"data": "{not json", "content_type": "application/json"},
+            400,
+            "malformed_json",
+        ),
         ({"json": ["a", "list"]}, 400, "malformed_json"),
         ({"json": {"username": "li"}}, 400, "missing_field"),
         ({"json": {"username": 5, "password": PASSWORD}}, 400, "invalid_input"),
         ({"json": {"username": "li", "password": "short"}}, 400, "invalid_input"),
-        ({"json": {"username": "li", "password": PASSWORD, "locale": "fr"}}, 400,
-         "invalid_input"),
-        ({"data": "x" * 300_000, "content_type": "application/json"}, 413,
-         "request_entity_too_large"),
+        (
+            {"json": {"username": "li", "password": PASSWORD, "locale": "fr"}},
+            400,
+            "invalid_input",
+        ),
+        (
+            {"data": "x" * 300_000, "content_type": "application/json"},
+            413,
+            "request_entity_too_large",
+        ),
     ],
 )
 def test_bad_registration_bodies_get_json_errors(app, kwargs, status, code):
@@ -94,7 +108,9 @@ def test_another_learners_token_cannot_be_revoked(api, app):
 def test_wrong_token_and_no_session_are_401(app):
     client = app.test_client()
     assert client.get("/api/v1/drill/next").json["error"] == "unauthorized"
-    wrong = client.get("/api/v1/drill/next", headers={"Authorization": "Bearer qz_nope"})
+    wrong = client.get(
+        "/api/v1/drill/next", headers={"Authorization": "Bearer qz_nope"}
+    )
     assert wrong.status_code == 401 and wrong.json["error"] == "invalid_token"
 
 
@@ -109,8 +125,15 @@ def test_next_item_is_public_form_without_answer(api):
 
 def test_wrong_answer_flow_over_the_api(api, app):
     api.get("/api/v1/drill/next")
-    answered = api.post("/api/v1/drill/answer", json={
-        "item_id": CHOICE, "answer": "d", "duration_ms": 4000, "idempotency_key": "a1"})
+    answered = api.post(
+        "/api/v1/drill/answer",
+        json={
+            "item_id": CHOICE,
+            "answer": "d",
+            "duration_ms": 4000,
+            "idempotency_key": "a1",
+        },
+    )
     assert answered.status_code == 201
     body = answered.json
     assert body["correct"] is False and body["requires_explanation"] is True
@@ -118,13 +141,17 @@ def test_wrong_answer_flow_over_the_api(api, app):
     assert "why_wrong" not in str(body["verdict"])
     assert api.get("/api/v1/notes/l16-qkv-roles").status_code == 423
     blocked = api.get("/api/v1/drill/next")
-    assert blocked.status_code == 409 and blocked.json["error"] == "explanation_required"
-    short = api.post("/api/v1/drill/explanation",
-                     json={"review_id": body["review_id"], "text": "hm"})
+    assert (
+        blocked.status_code == 409 and blocked.json["error"] == "explanation_required"
+    )
+    short = api.post(
+        "/api/v1/drill/explanation", json={"review_id": body["review_id"], "text": "hm"}
+    )
     assert short.status_code == 400
-    explained = api.post("/api/v1/drill/explanation",
-                         json={"review_id": body["review_id"],
-                               "text": "I took S for the weights"})
+    explained = api.post(
+        "/api/v1/drill/explanation",
+        json={"review_id": body["review_id"], "text": "I took S for the weights"},
+    )
     assert explained.status_code == 201 and explained.json["note_id"] == "l16-qkv-roles"
     note = api.get("/api/v1/notes/l16-qkv-roles")
     assert note.status_code == 200 and note.json["body"]
@@ -143,7 +170,9 @@ def test_retry_with_the_same_key_stores_nothing_new(api, app):
 
 def test_format_error_is_not_an_attempt(api, app):
     api.get("/api/v1/drill/next")
-    response = api.post("/api/v1/drill/answer", json={"item_id": CHOICE, "answer": "zz"})
+    response = api.post(
+        "/api/v1/drill/answer", json={"item_id": CHOICE, "answer": "zz"}
+    )
     assert response.status_code == 400 and response.json["error"] == "format_error"
     assert reviews(app) == 0
 
@@ -155,20 +184,28 @@ def test_answer_to_an_item_that_is_not_open_is_a_conflict(api, app):
 
 def test_recall_reveal_and_rating(api, app, learner):
     open_for(app, learner, "l16-qkv-analogy-limits")
-    revealed = api.post("/api/v1/drill/reveal", json={"item_id": "l16-qkv-analogy-limits"})
+    revealed = api.post(
+        "/api/v1/drill/reveal", json={"item_id": "l16-qkv-analogy-limits"}
+    )
     assert revealed.status_code == 200 and revealed.json["model_answer"]["zh-CN"]
-    bad = api.post("/api/v1/drill/answer",
-                   json={"item_id": "l16-qkv-analogy-limits", "rating": "great"})
+    bad = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": "l16-qkv-analogy-limits", "rating": "great"},
+    )
     assert bad.status_code == 400
-    rated = api.post("/api/v1/drill/answer",
-                     json={"item_id": "l16-qkv-analogy-limits", "rating": "easy"})
+    rated = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": "l16-qkv-analogy-limits", "rating": "easy"},
+    )
     assert rated.status_code == 201 and rated.json["rating"] == "easy"
 
 
 def test_duration_must_be_a_whole_number(api):
     api.get("/api/v1/drill/next")
-    response = api.post("/api/v1/drill/answer",
-                        json={"item_id": CHOICE, "answer": "c", "duration_ms": "fast"})
+    response = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": CHOICE, "answer": "c", "duration_ms": "fast"},
+    )
     assert response.status_code == 400
 
 
@@ -178,19 +215,28 @@ def test_unknown_note_is_404(api):
 
 def test_explaining_someone_elses_review_is_404(api, app):
     api.get("/api/v1/drill/next")
-    review_id = api.post("/api/v1/drill/answer",
-                         json={"item_id": CHOICE, "answer": "d"}).json["review_id"]
+    review_id = api.post(
+        "/api/v1/drill/answer", json={"item_id": CHOICE, "answer": "d"}
+    ).json["review_id"]
     make_learner(app, "bo")
     other = app.test_client()
     sign_in(other, "bo")
-    response = other.post("/api/v1/drill/explanation",
-                          json={"review_id": review_id, "text": "not my review"})
+    response = other.post(
+        "/api/v1/drill/explanation",
+        json={"review_id": review_id, "text": "not my review"},
+    )
     assert response.status_code == 404
 
 
 def test_generated_item_over_the_api_carries_the_problem(api, app, learner):
-    open_for(app, learner, "l16-hand-generated-small", problem_kind="attention",
-             problem_seed=11, problem_level=1)
+    open_for(
+        app,
+        learner,
+        "l16-hand-generated-small",
+        problem_kind="attention",
+        problem_seed=11,
+        problem_level=1,
+    )
     item = api.get("/api/v1/drill/next").json
     assert item["type"] == "generated" and item["problem"]["seed"] == 11
     assert "answer" not in item["problem"]
@@ -201,14 +247,18 @@ def test_generated_item_over_the_api_carries_the_problem(api, app, learner):
     # A wrong first step: S without the 1/√d scale.
     assert "no_scale" in problem.misconceptions
     answers["S"] = problem.pipelines["no_scale"]["S"].tolist()
-    response = api.post("/api/v1/drill/answer", json={
-        "item_id": "l16-hand-generated-small", "answer": answers})
+    response = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": "l16-hand-generated-small", "answer": answers},
+    )
     assert response.status_code == 201
     body = response.json
     assert body["correct"] is False and body["requires_explanation"] is True
     assert "misconception" not in body["verdict"]  # named after the explanation
-    explained = api.post("/api/v1/drill/explanation", json={
-        "review_id": body["review_id"], "text": "forgot to divide by sqrt d"})
+    explained = api.post(
+        "/api/v1/drill/explanation",
+        json={"review_id": body["review_id"], "text": "forgot to divide by sqrt d"},
+    )
     assert explained.status_code == 201
     assert explained.json["misconception"] == "no_scale"
     assert "√d" in explained.json["misconception_explanation"]
@@ -218,9 +268,17 @@ def test_generated_item_over_the_api_carries_the_problem(api, app, learner):
 
 
 def test_generated_answer_with_unreadable_cells_is_not_an_attempt(api, app, learner):
-    open_for(app, learner, "l16-hand-generated-small", problem_kind="attention",
-             problem_seed=11, problem_level=1)
-    response = api.post("/api/v1/drill/answer", json={
-        "item_id": "l16-hand-generated-small", "answer": {"S": "[[1, banana]]"}})
+    open_for(
+        app,
+        learner,
+        "l16-hand-generated-small",
+        problem_kind="attention",
+        problem_seed=11,
+        problem_level=1,
+    )
+    response = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": "l16-hand-generated-small", "answer": {"S": "[[1, banana]]"}},
+    )
     assert response.status_code == 400 and response.json["error"] == "format_error"
     assert reviews(app) == 0

@@ -10,7 +10,10 @@ def test_defaults_put_sqlite_in_the_instance_folder(tmp_path, monkeypatch):
     monkeypatch.delenv("QUIZSVC_DATABASE_URL", raising=False)
     app = create_app()
     assert app.instance_path == str(tmp_path / "inst")
-    assert app.config["DATABASE_URL"] == f"sqlite:///{tmp_path / 'inst' / 'quizsvc.sqlite3'}"
+    assert (
+        app.config["DATABASE_URL"]
+        == f"sqlite:///{tmp_path / 'inst' / 'quizsvc.sqlite3'}"
+    )
 
 
 def test_environment_overrides_instance_config(tmp_path, monkeypatch):

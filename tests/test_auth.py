@@ -16,9 +16,15 @@ def app(db_app):
 def test_register_signs_in_and_lands_on_today(app):
     client = app.test_client()
     page = client.get("/register?lang=en").get_data(as_text=True)
-    response = client.post("/register", data={
-        "csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD,
-        "confirm": PASSWORD})
+    response = client.post(
+        "/register",
+        data={
+            "csrf_token": csrf_token(page),
+            "username": "mei",
+            "password": PASSWORD,
+            "confirm": PASSWORD,
+        },
+    )
     assert response.status_code == 302 and response.location.endswith("/today")
     assert client.get("/today").status_code == 200
 
@@ -28,7 +34,10 @@ def test_register_signs_in_and_lands_on_today(app):
     [
         ({"username": "mei", "password": "short", "confirm": "short"}, "8"),
         ({"username": "mei", "password": PASSWORD, "confirm": "different!!"}, "differ"),
-        ({"username": "bad name!", "password": PASSWORD, "confirm": PASSWORD}, "letters, digits"),
+        (
+            {"username": "bad name!", "password": PASSWORD, "confirm": PASSWORD},
+            "letters, digits",
+        ),
         ({"username": "", "password": PASSWORD, "confirm": PASSWORD}, "required"),
     ],
 )
@@ -44,17 +53,24 @@ def test_taken_username_is_refused(app):
     make_learner(app, "mei")
     client = app.test_client()
     page = client.get("/register?lang=en").get_data(as_text=True)
-    response = client.post("/register", data={
-        "csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD,
-        "confirm": PASSWORD})
+    response = client.post(
+        "/register",
+        data={
+            "csrf_token": csrf_token(page),
+            "username": "mei",
+            "password": PASSWORD,
+            "confirm": PASSWORD,
+        },
+    )
     assert response.status_code == 400 and "taken" in response.get_data(as_text=True)
 
 
 def test_form_post_without_csrf_token_is_refused(app):
     """Can another site post a login form on a learner's behalf?"""
     make_learner(app, "mei")
-    response = app.test_client().post("/login", data={"username": "mei",
-                                                      "password": PASSWORD})
+    response = app.test_client().post(
+        "/login", data={"username": "mei", "password": PASSWORD}
+    )
     assert response.status_code == 400
     assert "CSRF" in response.get_data(as_text=True)
 
@@ -63,8 +79,10 @@ def test_login_logout_and_next(app):
     make_learner(app, "mei")
     client = app.test_client()
     page = client.get("/login?next=/progress").get_data(as_text=True)
-    response = client.post("/login?next=/progress", data={
-        "csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD})
+    response = client.post(
+        "/login?next=/progress",
+        data={"csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD},
+    )
     assert response.status_code == 302 and response.location.endswith("/progress")
     today = client.get("/today").get_data(as_text=True)
     out = client.post("/logout", data={"csrf_token": csrf_token(today)})
@@ -76,8 +94,10 @@ def test_login_never_redirects_off_site(app):
     make_learner(app, "mei")
     client = app.test_client()
     page = client.get("/login?lang=en").get_data(as_text=True)
-    response = client.post("/login?next=//evil.example/x", data={
-        "csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD})
+    response = client.post(
+        "/login?next=//evil.example/x",
+        data={"csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD},
+    )
     assert response.location.endswith("/today")
 
 
@@ -86,8 +106,14 @@ def test_wrong_password_is_a_400_without_saying_which_part(app):
     client = app.test_client()
     page = client.get("/login?lang=en").get_data(as_text=True)
     for username in ("mei", "nobody"):
-        response = client.post("/login", data={"csrf_token": csrf_token(page),
-                                               "username": username, "password": "nope-nope"})
+        response = client.post(
+            "/login",
+            data={
+                "csrf_token": csrf_token(page),
+                "username": username,
+                "password": "nope-nope",
+            },
+        )
         assert response.status_code == 400
         assert "Wrong username or password" in response.get_data(as_text=True)
 
@@ -95,9 +121,12 @@ def test_wrong_password_is_a_400_without_saying_which_part(app):
 def test_login_attempts_are_rate_limited(app):
     app.config["LOGIN_RATE_LIMIT"] = "3 per minute"
     client = app.test_client()
-    statuses = [client.post("/api/v1/auth/login",
-                            json={"username": "x", "password": "yyyyyyyy"}).status_code
-                for _ in range(4)]
+    statuses = [
+        client.post(
+            "/api/v1/auth/login", json={"username": "x", "password": "yyyyyyyy"}
+        ).status_code
+        for _ in range(4)
+    ]
     assert statuses == [401, 401, 401, 429]
     limited = client.post("/api/v1/auth/login", json={"username": "x", "password": "y"})
     assert limited.json["error"] == "too_many_requests"
@@ -105,12 +134,16 @@ def test_login_attempts_are_rate_limited(app):
 
 def test_session_cookie_is_httponly_lax_and_secure_over_https(app):
     make_learner(app, "mei")
-    plain = app.test_client().post("/api/v1/auth/login",
-                                   json={"username": "mei", "password": PASSWORD})
+    plain = app.test_client().post(
+        "/api/v1/auth/login", json={"username": "mei", "password": PASSWORD}
+    )
     cookie = plain.headers["Set-Cookie"]
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
-    secure = app.test_client().post("/api/v1/auth/login", base_url="https://localhost",
-                                    json={"username": "mei", "password": PASSWORD})
+    secure = app.test_client().post(
+        "/api/v1/auth/login",
+        base_url="https://localhost",
+        json={"username": "mei", "password": PASSWORD},
+    )
     assert "Secure" in secure.headers["Set-Cookie"]
 
 
@@ -124,9 +157,10 @@ def test_password_is_stored_hashed(app):
     assert PASSWORD not in stored and stored.startswith(("scrypt:", "pbkdf2:"))
 
 
-@pytest.mark.skipif("not __import__('os').environ.get('QUIZSVC_TEST_REDIS_URL')",
-                    reason="QUIZSVC_TEST_REDIS_URL is not set; .ci/run sets it when "
-                           "Redis answers")
+@pytest.mark.skipif(
+    "not __import__('os').environ.get('QUIZSVC_TEST_REDIS_URL')",
+    reason="QUIZSVC_TEST_REDIS_URL is not set; .ci/run sets it when Redis answers",
+)
 def test_rate_limit_counters_can_live_in_redis(database_url):
     """Can several servers share the login counters through Redis?"""
     import os
@@ -135,15 +169,26 @@ def test_rate_limit_counters_can_live_in_redis(database_url):
     from quizsvc import create_app
     from quizsvc.db import get_engine
 
-    config = {"TESTING": True, "SECRET_KEY": "x", "DATABASE_URL": database_url,
-              "RATELIMIT_STORAGE_URI": os.environ["QUIZSVC_TEST_REDIS_URL"],
-              "LOGIN_RATE_LIMIT": "2 per minute"}
+    config = {
+        "TESTING": True,
+        "SECRET_KEY": "x",
+        "DATABASE_URL": database_url,
+        "RATELIMIT_STORAGE_URI": os.environ["QUIZSVC_TEST_REDIS_URL"],
+        "LOGIN_RATE_LIMIT": "2 per minute",
+    }
     first, second = create_app(config), create_app(config)
     # Counters are kept per client address: a fresh one keeps runs apart.
     client_address = {"REMOTE_ADDR": f"test-client-{uuid.uuid4().hex}"}
-    statuses = [app.test_client().post("/api/v1/auth/login", environ_base=client_address,
-                                       json={"username": "x", "password": "y"}).status_code
-                for app in (first, second, first)]
+    statuses = [
+        app.test_client()
+        .post(
+            "/api/v1/auth/login",
+            environ_base=client_address,
+            json={"username": "x", "password": "y"},
+        )
+        .status_code
+        for app in (first, second, first)
+    ]
     for app in (first, second):
         get_engine(app).dispose()
     assert statuses == [401, 401, 429]

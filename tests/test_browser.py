@@ -9,9 +9,9 @@ a folder the test prints (QUIZSVC_SCREENSHOT_DIR chooses it).
 from __future__ import annotations
 
 import os
-from contextlib import closing
 import shutil
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -21,15 +21,23 @@ from tests.test_serve import start_server, stop_server
 
 BANK = bank.load()
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason="Debian's chromium is not installed (.ci/run installs it "
-                              "with apt-get install -y chromium)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(),
+        reason="Debian's chromium is not installed (.ci/run installs it "
+        "with apt-get install -y chromium)",
+    ),
 ]
 
 
@@ -47,8 +55,10 @@ def server(server_instance):
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory):
-    folder = Path(os.environ.get("QUIZSVC_SCREENSHOT_DIR")
-                  or tmp_path_factory.mktemp("screenshots"))
+    folder = Path(
+        os.environ.get("QUIZSVC_SCREENSHOT_DIR")
+        or tmp_path_factory.mktemp("screenshots")
+    )
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -57,7 +67,9 @@ def shots(tmp_path_factory):
 def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
         yield browser
         browser.close()
 
@@ -69,8 +81,9 @@ def snap(page, shots: Path, name: str) -> None:
 def test_learner_journey_in_both_languages(server, browser, shots, capsys):
     with capsys.disabled():
         print(f"\nscreenshots: {shots}")
-    context = browser.new_context(viewport={"width": 360, "height": 760},
-                                  locale="zh-CN")
+    context = browser.new_context(
+        viewport={"width": 360, "height": 760}, locale="zh-CN"
+    )
     page = context.new_page()
 
     # Register (zh-CN is the default language).
@@ -132,8 +145,14 @@ def test_learner_journey_in_both_languages(server, browser, shots, capsys):
     snap(page, shots, "10-progress-zh")
 
     # The same pages in English.
-    for number, path in [("11", "today"), ("12", "drill"), ("13", "practice/attention/1/7"),
-                         ("14", "assess"), ("15", "progress"), ("16", "settings")]:
+    for number, path in [
+        ("11", "today"),
+        ("12", "drill"),
+        ("13", "practice/attention/1/7"),
+        ("14", "assess"),
+        ("15", "progress"),
+        ("16", "settings"),
+    ]:
         page.goto(server + path + "?lang=en")
         assert page.locator("html").get_attribute("lang") == "en"
         snap(page, shots, f"{number}-{path.split('/')[0]}-en")
@@ -146,7 +165,9 @@ def open_problem_seed(database: Path, item_id: str) -> tuple[str, int, int]:
     with closing(sqlite3.connect(database)) as connection:
         row = connection.execute(
             "SELECT problem_kind, problem_seed, problem_level FROM open_items "
-            "WHERE item_id = ?", (item_id,)).fetchone()
+            "WHERE item_id = ?",
+            (item_id,),
+        ).fetchone()
     return row
 
 
@@ -175,8 +196,10 @@ def answer_open_item(page, database: Path) -> None:
                 if ask.format == "matrix":
                     for i, row in enumerate(value):
                         for j, cell in enumerate(row):
-                            page.fill(f"input[name='cell-{ask.name}-{i}-{j}']",
-                                      "undefined" if cell is None else str(cell))
+                            page.fill(
+                                f"input[name='cell-{ask.name}-{i}-{j}']",
+                                "undefined" if cell is None else str(cell),
+                            )
                 elif ask.format == "boolean_matrix":
                     for i, row in enumerate(value):
                         for j, cell in enumerate(row):
@@ -223,8 +246,10 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
         assert page.locator("a[href*='/notes/']").count() == 0
         answer_open_item(page, database)
         if page.locator("#answer-error").count():
-            pytest.fail("an answer the drill could not read: "
-                        + page.locator("#answer-error").inner_text())
+            pytest.fail(
+                "an answer the drill could not read: "
+                + page.locator("#answer-error").inner_text()
+            )
         answered += 1
     assert page.locator("#drill-done").count() == 1, "the drill did not finish"
     assert answered >= 10 and wrong == 0

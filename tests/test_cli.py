@@ -25,15 +25,27 @@ def test_every_command_has_help(path):
     assert "Usage:" in result.output
 
 
-LESSON_ARGS = ["attention", "--q", "[[1,0]]", "--k", "[[1,0],[0,1]]", "--v",
-               "[[1,0],[0,2]]"]
+LESSON_ARGS = [
+    "attention",
+    "--q",
+    "[[1,0]]",
+    "--k",
+    "[[1,0],[0,1]]",
+    "--v",
+    "[[1,0],[0,2]]",
+]
 
 
 def test_attention_prints_the_lesson_numbers():
     result = CliRunner().invoke(main, LESSON_ARGS)
     assert result.exit_code == 0, result.output
-    for expected in ["0.7071  0.0000", "2.0281  1.0000", "1.0000  0.4931",
-                     "0.6698  0.3302", "0.6698  0.6605"]:
+    for expected in [
+        "0.7071  0.0000",
+        "2.0281  1.0000",
+        "1.0000  0.4931",
+        "0.6698  0.3302",
+        "0.6698  0.6605",
+    ]:
         assert expected in result.output
 
 
@@ -46,17 +58,36 @@ def test_attention_json_is_machine_readable():
 
 
 def test_attention_accepts_matlab_rows_and_causal():
-    result = CliRunner().invoke(main, ["attention", "--q", "[1 0; 0 1]", "--k",
-                                       "[1 0; 0 1]", "--v", "[1 0; 0 2]", "--causal",
-                                       "--json"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "attention",
+            "--q",
+            "[1 0; 0 1]",
+            "--k",
+            "[1 0; 0 1]",
+            "--v",
+            "[1 0; 0 2]",
+            "--causal",
+            "--json",
+        ],
+    )
     data = json.loads(result.output)
     assert data["weights"][0] == [1.0, 0.0]
     assert data["scores"][0][1] == "-inf"
 
 
 def test_fully_masked_row_prints_undefined():
-    result = CliRunner().invoke(main, [*LESSON_ARGS[:2], "[[1,0],[0,1]]", *LESSON_ARGS[3:],
-                                       "--mask", "[[-inf,-inf],[0,0]]"])
+    result = CliRunner().invoke(
+        main,
+        [
+            *LESSON_ARGS[:2],
+            "[[1,0],[0,1]]",
+            *LESSON_ARGS[3:],
+            "--mask",
+            "[[-inf,-inf],[0,0]]",
+        ],
+    )
     assert result.exit_code == 0
     assert "undefined" in result.output
 
@@ -67,10 +98,14 @@ def test_fully_masked_row_prints_undefined():
         (["--q", "[[1,0]]", "--k", "[[1,0,1]]", "--v", "[[1]]"], "k must have shape"),
         (["--q", "[[1,x]]", "--k", "[[1,0]]", "--v", "[[1]]"], "row 1, column 2"),
         (["--q", "[[1,0],[1]]", "--k", "[[1,0]]", "--v", "[[1]]"], "row 2 has 1"),
-        (["--q", "[[1,0]]", "--k", "[[1,0]]", "--v", "[[1]]", "--mask", "[[0,0,0]]"],
-         "mask must be broadcastable"),
-        (["--q", "[[1,0]]", "--k", "[[1,0]]", "--v", "[[1]]", "--temperature", "0"],
-         "temperature"),
+        (
+            ["--q", "[[1,0]]", "--k", "[[1,0]]", "--v", "[[1]]", "--mask", "[[0,0,0]]"],
+            "mask must be broadcastable",
+        ),
+        (
+            ["--q", "[[1,0]]", "--k", "[[1,0]]", "--v", "[[1]]", "--temperature", "0"],
+            "temperature",
+        ),
         (["--q", "", "--k", "[[1,0]]", "--v", "[[1]]"], "empty input"),
     ],
 )

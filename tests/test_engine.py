@@ -21,7 +21,11 @@ from quizsvc.engine import (
     softmax,
 )
 
-LESSON = {"q": [[1.0, 0.0]], "k": [[1.0, 0.0], [0.0, 1.0]], "v": [[1.0, 0.0], [0.0, 2.0]]}
+LESSON = {
+    "q": [[1.0, 0.0]],
+    "k": [[1.0, 0.0], [0.0, 1.0]],
+    "v": [[1.0, 0.0], [0.0, 2.0]],
+}
 
 
 def test_lesson_worked_example():
@@ -70,8 +74,9 @@ def test_fully_masked_row_is_nan_and_marked():
 def test_strict_mode_names_the_fully_masked_rows():
     mask = np.array([[[-np.inf, -np.inf], [0.0, 0.0]]])
     with pytest.raises(FullyMaskedRowError) as info:
-        attention([[1.0, 0.0], [0.0, 1.0]], LESSON["k"], LESSON["v"], mask=mask,
-                  strict=True)
+        attention(
+            [[1.0, 0.0], [0.0, 1.0]], LESSON["k"], LESSON["v"], mask=mask, strict=True
+        )
     assert info.value.rows == [(0, 0)]
     assert "[0, 0]" in str(info.value)
 
@@ -107,18 +112,49 @@ def test_additive_finite_bias_is_added():
 @pytest.mark.parametrize(
     ("kwargs", "error", "fragment"),
     [
-        ({"q": [[1.0, 0.0]], "k": [[1.0, 0.0, 0.0]], "v": [[1.0]]}, ShapeError, "k must"),
-        ({"q": [[1.0, 0.0]], "k": [[1.0, 0.0]], "v": [[1.0], [2.0]]}, ShapeError, "v must"),
+        (
+            {"q": [[1.0, 0.0]], "k": [[1.0, 0.0, 0.0]], "v": [[1.0]]},
+            ShapeError,
+            "k must",
+        ),
+        (
+            {"q": [[1.0, 0.0]], "k": [[1.0, 0.0]], "v": [[1.0], [2.0]]},
+            ShapeError,
+            "v must",
+        ),
         ({"q": [1.0, 0.0], "k": [[1.0, 0.0]], "v": [[1.0]]}, ShapeError, "q must"),
-        ({"q": np.zeros((1, 0)), "k": np.zeros((1, 0)), "v": [[1.0]]}, ShapeError, "q must"),
+        (
+            {"q": np.zeros((1, 0)), "k": np.zeros((1, 0)), "v": [[1.0]]},
+            ShapeError,
+            "q must",
+        ),
         ({"q": np.zeros((0, 2)), "k": [[1.0, 0.0]], "v": [[1.0]]}, ShapeError, "empty"),
-        ({"q": [[np.nan, 0.0]], "k": [[1.0, 0.0]], "v": [[1.0]]}, NonFiniteInputError, "q must"),
-        ({"q": [[1.0, 0.0]], "k": [[np.inf, 0.0]], "v": [[1.0]]}, NonFiniteInputError, "k must"),
-        ({"q": [[1.0, 0.0]], "k": [[1.0, 0.0]], "v": [[np.inf]]}, NonFiniteInputError, "v must"),
+        (
+            {"q": [[np.nan, 0.0]], "k": [[1.0, 0.0]], "v": [[1.0]]},
+            NonFiniteInputError,
+            "q must",
+        ),
+        (
+            {"q": [[1.0, 0.0]], "k": [[np.inf, 0.0]], "v": [[1.0]]},
+            NonFiniteInputError,
+            "k must",
+        ),
+        (
+            {"q": [[1.0, 0.0]], "k": [[1.0, 0.0]], "v": [[np.inf]]},
+            NonFiniteInputError,
+            "v must",
+        ),
         ({"q": [[1, 0], [1]], "k": [[1.0, 0.0]], "v": [[1.0]]}, ShapeError, "q must"),
         ({"q": [["a", 0]], "k": [[1.0, 0.0]], "v": [[1.0]]}, ShapeError, "q must"),
-        ({"q": np.zeros((2, 1, 2)), "k": np.zeros((3, 1, 2)), "v": np.zeros((3, 1, 1))},
-         ShapeError, "broadcast"),
+        (
+            {
+                "q": np.zeros((2, 1, 2)),
+                "k": np.zeros((3, 1, 2)),
+                "v": np.zeros((3, 1, 1)),
+            },
+            ShapeError,
+            "broadcast",
+        ),
     ],
 )
 def test_bad_inputs_raise_value_errors_that_name_the_argument(kwargs, error, fragment):
@@ -213,7 +249,9 @@ def test_adding_a_constant_to_a_row_leaves_weights_unchanged(inputs, shift):
     row_shift[np.arange(tq) % 2 == 0] = shift  # shift every other row
     additive = row_shift if mask is None else np.where(mask, row_shift, -np.inf)
     shifted = attention(q, k, v, mask=additive, scale=scale, causal=causal)
-    np.testing.assert_allclose(shifted.weights, base.weights, atol=1e-10, equal_nan=True)
+    np.testing.assert_allclose(
+        shifted.weights, base.weights, atol=1e-10, equal_nan=True
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -224,8 +262,13 @@ def test_permuting_keys_with_values_leaves_output_unchanged(inputs, rnd):
     perm = list(range(tk))
     rnd.shuffle(perm)
     base = attention(q, k, v, mask=mask, scale=scale)
-    permuted = attention(q, k[..., perm, :], v[..., perm, :],
-                         mask=None if mask is None else mask[:, perm], scale=scale)
+    permuted = attention(
+        q,
+        k[..., perm, :],
+        v[..., perm, :],
+        mask=None if mask is None else mask[:, perm],
+        scale=scale,
+    )
     np.testing.assert_allclose(permuted.output, base.output, atol=1e-10, equal_nan=True)
 
 
@@ -244,8 +287,12 @@ def test_causal_row_never_depends_on_later_keys(inputs, noise):
         k2[..., later:, :] += noise
         v2[..., later:, :] -= noise
         changed = attention(q, k2, v2, causal=True, scale=scale)
-        np.testing.assert_allclose(changed.output[..., i, :], base.output[..., i, :],
-                                   atol=1e-10, equal_nan=True)
+        np.testing.assert_allclose(
+            changed.output[..., i, :],
+            base.output[..., i, :],
+            atol=1e-10,
+            equal_nan=True,
+        )
 
 
 @settings(max_examples=100, deadline=None)
@@ -257,8 +304,11 @@ def test_temperature_limits_are_argmax_and_uniform(inputs):
     top = scores.max(axis=-1, keepdims=True)
     gap = np.sort(scores, axis=-1)
     # Only rows with a unique maximum have an argmax limit.
-    unique = (gap[..., -1] - gap[..., -2] > 1e-3) if scores.shape[-1] > 1 else \
-        np.ones(scores.shape[:-1], bool)
+    unique = (
+        (gap[..., -1] - gap[..., -2] > 1e-3)
+        if scores.shape[-1] > 1
+        else np.ones(scores.shape[:-1], bool)
+    )
     cold = attention(q, k, v, scale=scale, temperature=1e-6)
     onehot = (scores == top).astype(float)
     np.testing.assert_allclose(cold.weights[unique], onehot[unique], atol=1e-6)
@@ -286,6 +336,7 @@ def test_batch_dims_match_per_example_computation(inputs):
     q, k, v, mask, scale, causal = inputs
     trace = attention(q, k, v, mask=mask, scale=scale, causal=causal)
     for index in np.ndindex(*trace.weights.shape[:-2]):
-        single = attention(q[index], k[index], v[index], mask=mask, scale=scale,
-                           causal=causal)
+        single = attention(
+            q[index], k[index], v[index], mask=mask, scale=scale, causal=causal
+        )
         np.testing.assert_allclose(trace.output[index], single.output, equal_nan=True)

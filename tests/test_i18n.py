@@ -10,8 +10,13 @@ from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = ROOT / "quizsvc" / "translations" / "zh_Hans_CN" / "LC_MESSAGES"
-KEYWORDS = {"_": None, "gettext": None, "ngettext": (1, 2), "_l": None,
-            "lazy_gettext": None}
+KEYWORDS = {
+    "_": None,
+    "gettext": None,
+    "ngettext": (1, 2),
+    "_l": None,
+    "lazy_gettext": None,
+}
 
 
 def _source_messages() -> set:
@@ -32,11 +37,16 @@ def test_every_interface_string_has_a_chinese_translation():
     for message in catalog:
         if message.id:
             key = message.id if isinstance(message.id, str) else tuple(message.id)
-            strings = message.string if isinstance(message.string, tuple) else (
-                message.string,)
+            strings = (
+                message.string
+                if isinstance(message.string, tuple)
+                else (message.string,)
+            )
             translated[key] = all(strings) and "fuzzy" not in message.flags
     missing = sorted(str(m) for m in _source_messages() if not translated.get(m))
-    assert missing == [], "untranslated (run the catalog update in README): " + str(missing)
+    assert missing == [], "untranslated (run the catalog update in README): " + str(
+        missing
+    )
 
 
 def test_compiled_catalog_matches_the_po_file():

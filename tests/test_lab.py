@@ -8,7 +8,9 @@ import pytest
 
 
 def _errors(html: str) -> dict[str, str]:
-    return dict(re.findall(r'id="error-(\w+)" class="error" role="alert">([^<]*)<', html))
+    return dict(
+        re.findall(r'id="error-(\w+)" class="error" role="alert">([^<]*)<', html)
+    )
 
 
 def test_lab_shows_the_worked_example_by_default(client):
@@ -21,25 +23,39 @@ def test_lab_shows_the_worked_example_by_default(client):
 
 
 def test_lab_computes_what_the_learner_typed(client):
-    response = client.get("/lab", query_string={
-        "q": "0 0", "k": "1 0\n0 1", "v": "[1 0; 0 2]"})
+    response = client.get(
+        "/lab", query_string={"q": "0 0", "k": "1 0\n0 1", "v": "[1 0; 0 2]"}
+    )
     html = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "0.5000" in html and "1.0000" in html
 
 
 def test_lab_causal_flag_hides_the_future(client):
-    response = client.get("/lab", query_string={
-        "q": "[[1,0],[0,1]]", "k": "[[1,0],[0,1]]", "v": "[[1,0],[0,2]]", "causal": "1"})
+    response = client.get(
+        "/lab",
+        query_string={
+            "q": "[[1,0],[0,1]]",
+            "k": "[[1,0],[0,1]]",
+            "v": "[[1,0],[0,2]]",
+            "causal": "1",
+        },
+    )
     html = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "-inf" in html and "checked" in html
 
 
 def test_lab_marks_undefined_rows(client):
-    response = client.get("/lab", query_string={
-        "q": "[[1,0],[0,1]]", "k": "[[1,0],[0,1]]", "v": "[[1,0],[0,2]]",
-        "mask": "[[-inf,-inf],[0,0]]"})
+    response = client.get(
+        "/lab",
+        query_string={
+            "q": "[[1,0],[0,1]]",
+            "k": "[[1,0],[0,1]]",
+            "v": "[[1,0],[0,2]]",
+            "mask": "[[-inf,-inf],[0,0]]",
+        },
+    )
     html = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "undefined" in html and 'role="alert"' in html
@@ -52,17 +68,28 @@ def test_lab_marks_undefined_rows(client):
         ({"q": "[[1,zz]]", "k": "[[1,0]]", "v": "[[1]]"}, "q", "row 1, column 2"),
         ({"q": "", "k": "[[1,0]]", "v": "[[1]]"}, "q", "empty input"),
         ({"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1],[2]]"}, "v", "v must have shape"),
-        ({"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1]]", "mask": "[[0, 0]]"}, "mask",
-         "mask must be"),
-        ({"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1]]", "mask": "[[nan]]"}, "mask", "NaN"),
-        ({"q": "[" + ",".join(["[1]"] * 40) + "]", "k": "[[1]]", "v": "[[1]]"}, "q",
-         "16"),
+        (
+            {"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1]]", "mask": "[[0, 0]]"},
+            "mask",
+            "mask must be",
+        ),
+        (
+            {"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1]]", "mask": "[[nan]]"},
+            "mask",
+            "NaN",
+        ),
+        (
+            {"q": "[" + ",".join(["[1]"] * 40) + "]", "k": "[[1]]", "v": "[[1]]"},
+            "q",
+            "16",
+        ),
         ({"q": "[[1e200]]", "k": "[[1e200]]", "v": "[[1]]"}, "k", "overflow"),
         ({"q": "[" * 5000 + "]" * 5000, "k": "[[1]]", "v": "[[1]]"}, "q", ""),
     ],
 )
-def test_bad_input_is_a_400_with_the_error_next_to_its_field(client, query, field,
-                                                              fragment):
+def test_bad_input_is_a_400_with_the_error_next_to_its_field(
+    client, query, field, fragment
+):
     response = client.get("/lab", query_string=query)
     assert response.status_code == 400
     errors = _errors(response.get_data(as_text=True))

@@ -10,14 +10,16 @@ def _api_operations(app) -> set[tuple[str, str]]:
     for rule in app.url_map.iter_rules():
         if not rule.rule.startswith("/api/v1/"):
             continue
-        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule[len("/api/v1"):])
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule[len("/api/v1") :])
         for method in rule.methods - {"HEAD", "OPTIONS"}:
             operations.add((path, method.lower()))
     return operations
 
 
 def _documented(document) -> set[tuple[str, str]]:
-    return {(path, method) for path, item in document["paths"].items() for method in item}
+    return {
+        (path, method) for path, item in document["paths"].items() for method in item
+    }
 
 
 def test_document_is_served_as_openapi_3_1(client):

@@ -30,6 +30,7 @@ def test_core_module_does_not_import_web_or_database_code(module):
         f"import sys, json, {module}; "
         f"print(json.dumps(sorted(m for m in {FORBIDDEN!r} if m in sys.modules)))"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
     assert json.loads(out.stdout) == []

@@ -409,7 +409,9 @@ def test_which_cards_count_as_due_now():
 
 def test_a_step_not_yet_due_waits_behind_other_work():
     """Is a card just failed asked again only after what is already waiting?"""
-    soon = due("failed", "s1", 0.2, state=STATE_RELEARNING, at=T0 + timedelta(minutes=9))
+    soon = due(
+        "failed", "s1", 0.2, state=STATE_RELEARNING, at=T0 + timedelta(minutes=9)
+    )
     ready_step = due("step-now", "s2", 0.95, state=STATE_LEARNING, at=T0)
     entries = queue([soon, ready_step], [new("n", "s3", "L", (0, 0, 0))])
     assert [e.item_id for e in entries] == ["step-now", "n", "failed"]

@@ -1,4 +1,4 @@
-"""`quizsvc serve` runs the app under gunicorn with its database in the instance folder."""
+"""`quizsvc serve` runs the app under gunicorn, its database in the instance folder."""
 
 from __future__ import annotations
 
@@ -22,13 +22,20 @@ def start_server(instance: Path, *extra: str) -> tuple[subprocess.Popen, str]:
     """
     exe = shutil.which("quizsvc", path=str(Path(sys.executable).parent))
     assert exe, "the quizsvc console script is installed next to the interpreter"
-    env = {**os.environ, "QUIZSVC_INSTANCE_PATH": str(instance), "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "QUIZSVC_INSTANCE_PATH": str(instance),
+        "PYTHONUNBUFFERED": "1",
+    }
     env.pop("QUIZSVC_DATABASE_URL", None)
     log_path = instance / "serve.log"
     with open(log_path, "w") as log:
         process = subprocess.Popen(
             [exe, "serve", "--port", "0", "--workers", "1", *extra],
-            stdout=log, stderr=subprocess.STDOUT, text=True, env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
         )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and process.poll() is None:

@@ -69,8 +69,10 @@ def test_open_item_page_has_no_note_link_and_the_note_is_closed(client):
 
 def test_right_answer_shows_explanation_and_note_link(client, app):
     client.get("/drill")
-    response = client.post("/drill/answer", data={"item_id": CHOICE, "answer": "c",
-                                                  "idempotency_key": "k1"})
+    response = client.post(
+        "/drill/answer",
+        data={"item_id": CHOICE, "answer": "c", "idempotency_key": "k1"},
+    )
     assert response.status_code == 302
     html = client.get(response.location).get_data(as_text=True)
     assert "✓" in html and 'id="note-link"' in html and 'id="why-form"' not in html
@@ -81,8 +83,10 @@ def test_right_answer_shows_explanation_and_note_link(client, app):
 def test_wrong_answer_asks_why_before_explaining(client, app):
     """After a wrong answer: write why first; only then explanation and note."""
     client.get("/drill")
-    response = client.post("/drill/answer", data={"item_id": CHOICE, "answer": "d",
-                                                  "idempotency_key": "k1"})
+    response = client.post(
+        "/drill/answer",
+        data={"item_id": CHOICE, "answer": "d", "idempotency_key": "k1"},
+    )
     result_url = response.location
     html = client.get(result_url).get_data(as_text=True)
     assert 'id="why-form"' in html
@@ -93,9 +97,13 @@ def test_wrong_answer_asks_why_before_explaining(client, app):
     review_id = result_url.rsplit("/", 1)[1]
     short = client.post(f"/drill/result/{review_id}/explain", data={"why": "hm"})
     # The learner's language is zh-CN by default, messages included.
-    assert short.status_code == 400 and "至少写 5 个字符" in short.get_data(as_text=True)
-    done = client.post(f"/drill/result/{review_id}/explain",
-                       data={"why": "I mixed up the scores with the weights"})
+    assert short.status_code == 400 and "至少写 5 个字符" in short.get_data(
+        as_text=True
+    )
+    done = client.post(
+        f"/drill/result/{review_id}/explain",
+        data={"why": "I mixed up the scores with the weights"},
+    )
     html = client.get(done.location).get_data(as_text=True)
     assert 'id="note-link"' in html and "mixed up the scores" in html
     assert "O = AV" in html  # the explanation of the right option
@@ -104,8 +112,9 @@ def test_wrong_answer_asks_why_before_explaining(client, app):
 
 def test_unreadable_answer_costs_nothing(client, app):
     client.get("/drill")
-    response = client.post("/drill/answer", data={"item_id": CHOICE,
-                                                  "idempotency_key": "k1"})
+    response = client.post(
+        "/drill/answer", data={"item_id": CHOICE, "idempotency_key": "k1"}
+    )
     assert response.status_code == 400
     assert 'id="answer-error"' in response.get_data(as_text=True)
     assert review_count(app) == 0
@@ -126,13 +135,21 @@ def test_recall_item_reveals_then_asks_for_a_rating(client, app, learner):
     open_for(app, learner, "l16-qkv-analogy-limits")
     html = client.get("/drill").get_data(as_text=True)
     assert 'action="/drill/reveal"' in html
-    revealed = client.post("/drill/reveal", data={"item_id": "l16-qkv-analogy-limits",
-                                                  "attempt": "only an analogy"})
+    revealed = client.post(
+        "/drill/reveal",
+        data={"item_id": "l16-qkv-analogy-limits", "attempt": "only an analogy"},
+    )
     html = revealed.get_data(as_text=True)
     assert 'id="rate-form"' in html and 'data-key="4"' in html
-    response = client.post("/drill/answer", data={
-        "item_id": "l16-qkv-analogy-limits", "rating": "good", "attempt": "x",
-        "idempotency_key": "r1"})
+    response = client.post(
+        "/drill/answer",
+        data={
+            "item_id": "l16-qkv-analogy-limits",
+            "rating": "good",
+            "attempt": "x",
+            "idempotency_key": "r1",
+        },
+    )
     assert response.status_code == 302
     assert review_count(app) == 1
 
@@ -144,8 +161,14 @@ def test_recall_without_rating_is_refused(client, app, learner):
 
 
 def test_generated_item_is_answered_through_the_grid(client, app, learner):
-    open_for(app, learner, "l16-hand-generated-small", problem_kind="attention",
-             problem_seed=7, problem_level=1)
+    open_for(
+        app,
+        learner,
+        "l16-hand-generated-small",
+        problem_kind="attention",
+        problem_seed=7,
+        problem_level=1,
+    )
     html = client.get("/drill").get_data(as_text=True)
     problem = problems.generate("attention", 7, 1)
     form = {"item_id": "l16-hand-generated-small", "idempotency_key": "g1"}
@@ -155,7 +178,9 @@ def test_generated_item_is_answered_through_the_grid(client, app, learner):
         if ask.format in ("matrix", "boolean_matrix"):
             for i, row in enumerate(value):
                 for j, cell in enumerate(row):
-                    form[f"cell-{ask.name}-{i}-{j}"] = "undefined" if cell is None else str(cell)
+                    form[f"cell-{ask.name}-{i}-{j}"] = (
+                        "undefined" if cell is None else str(cell)
+                    )
         else:
             form[f"answer-{ask.name}"] = str(value)
     response = client.post("/drill/answer", data=form)
@@ -165,7 +190,10 @@ def test_generated_item_is_answered_through_the_grid(client, app, learner):
     with app.app_context():
         review = get_session().scalar(select(Review))
         assert (review.problem_kind, review.problem_seed, review.problem_level) == (
-            "attention", 7, 1)
+            "attention",
+            7,
+            1,
+        )
 
 
 def test_another_learners_result_is_not_found(client, app):
@@ -177,8 +205,12 @@ def test_another_learners_result_is_not_found(client, app):
     sign_in(other, "bo")
     assert other.get(url).status_code == 404
     review_id = url.rsplit("/", 1)[1]
-    assert other.post(f"/drill/result/{review_id}/explain",
-                      data={"why": "not mine at all"}).status_code == 404
+    assert (
+        other.post(
+            f"/drill/result/{review_id}/explain", data={"why": "not mine at all"}
+        ).status_code
+        == 404
+    )
 
 
 def test_answering_an_item_that_is_not_open_is_refused(client, app):

@@ -33,8 +33,9 @@ def make_learner(app, username: str) -> int:
 
 def sign_in(client, username: str) -> None:
     """Log in through the JSON API (sets the session cookie)."""
-    response = client.post("/api/v1/auth/login",
-                           json={"username": username, "password": PASSWORD})
+    response = client.post(
+        "/api/v1/auth/login", json={"username": username, "password": PASSWORD}
+    )
     assert response.status_code == 200, response.json
 
 
@@ -48,4 +49,6 @@ def open_for(app, user_id: int, item_id: str, **problem) -> None:
 
 def csrf_token(html: str) -> str:
     """The CSRF token embedded in a page."""
-    return re.search(r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', html).group(1)
+    return re.search(
+        r'name="csrf_token" (?:type="hidden" )?value="([^"]+)"', html
+    ).group(1)

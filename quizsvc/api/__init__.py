@@ -48,8 +48,11 @@ def error(status: int, code: str, message: str) -> ApiError:
 def json_body(required: tuple[str, ...] = ()) -> dict[str, Any]:
     """The request's JSON object; 415 if not JSON, 400 if malformed or incomplete."""
     if not request.is_json:
-        raise error(415, "unsupported_media_type",
-                    "send the body as JSON with Content-Type: application/json")
+        raise error(
+            415,
+            "unsupported_media_type",
+            "send the body as JSON with Content-Type: application/json",
+        )
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
         raise error(400, "malformed_json", "the body must be a JSON object")
@@ -66,9 +69,14 @@ def login_required(view: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if not current_user.is_authenticated:
             if g.get("bad_token"):
-                raise error(401, "invalid_token", "the bearer token is unknown or revoked")
-            raise error(401, "unauthorized",
-                        "sign in first (POST /api/v1/auth/login) or send a bearer token")
+                raise error(
+                    401, "invalid_token", "the bearer token is unknown or revoked"
+                )
+            raise error(
+                401,
+                "unauthorized",
+                "sign in first (POST /api/v1/auth/login) or send a bearer token",
+            )
         return view(*args, **kwargs)
 
     return wrapper
@@ -95,8 +103,8 @@ def init_app(app: Flask) -> None:
         accounts,
         drill,
         learner,
-        practice,
         openapi,
+        practice,
     )
 
     app.register_blueprint(bp)

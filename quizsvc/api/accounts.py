@@ -21,8 +21,13 @@ from quizsvc.i18n import SUPPORTED
 
 
 def _user_dict(user) -> dict:
-    return {"id": user.id, "username": user.username, "role": user.role,
-            "locale": user.locale, "timezone": user.timezone}
+    return {
+        "id": user.id,
+        "username": user.username,
+        "role": user.role,
+        "locale": user.locale,
+        "timezone": user.timezone,
+    }
 
 
 def _credentials(body: dict) -> tuple[str, str]:
@@ -97,5 +102,9 @@ def api_revoke_token(token_id: int):
 
 
 def _token_dict(token) -> dict:
-    return {"id": token.id, "name": token.name, "created_at": token.created_at.isoformat(),
-            "revoked_at": token.revoked_at.isoformat() if token.revoked_at else None}
+    return {
+        "id": token.id,
+        "name": token.name,
+        "created_at": token.created_at.isoformat(),
+        "revoked_at": token.revoked_at.isoformat() if token.revoked_at else None,
+    }

@@ -31,9 +31,12 @@ def api_drill_next():
     with transaction() as session:
         step = drill.current_step(session, current_db_user())
     if isinstance(step, drill.PendingExplanation):
-        raise error(409, "explanation_required",
-                    f"explain your wrong answer first (POST /api/v1/drill/explanation "
-                    f"with review_id {step.review.id})")
+        raise error(
+            409,
+            "explanation_required",
+            f"explain your wrong answer first (POST /api/v1/drill/explanation "
+            f"with review_id {step.review.id})",
+        )
     if isinstance(step, drill.Done):
         return step.public_dict()
     return step.public_dict(current_language())
@@ -46,14 +49,20 @@ def api_drill_answer():
     body = json_body(("item_id",))
     rating = body.get("rating")
     if rating is not None and not isinstance(rating, str):
-        raise error(400, "invalid_input", "rating must be a string such as \"good\"")
+        raise error(400, "invalid_input", 'rating must be a string such as "good"')
     key = body.get("idempotency_key")
     if key is not None and not isinstance(key, str):
         raise error(400, "invalid_input", "idempotency_key must be a string")
     with transaction() as session:
         submission = drill.submit_answer(
-            session, current_db_user(), str(body["item_id"]), answer=body.get("answer"),
-            rating=rating, duration_ms=_duration(body), idempotency_key=key)
+            session,
+            current_db_user(),
+            str(body["item_id"]),
+            answer=body.get("answer"),
+            rating=rating,
+            duration_ms=_duration(body),
+            idempotency_key=key,
+        )
         result = submission.to_dict(current_language())
     return result, 200 if submission.replayed else 201
 
@@ -63,7 +72,9 @@ def api_drill_answer():
 def api_drill_reveal():
     """Show the model answer of the open recall item, before rating it."""
     body = json_body(("item_id",))
-    return drill.reveal_model_answer(get_session(), current_db_user(), str(body["item_id"]))
+    return drill.reveal_model_answer(
+        get_session(), current_db_user(), str(body["item_id"])
+    )
 
 
 @bp.post("/drill/explanation")
@@ -84,10 +95,13 @@ def api_drill_explanation():
         question = drill.question_of(review.item)
     misconception = review.misconception
     described = MISCONCEPTIONS.get(misconception) if misconception else None
-    return {"review_id": review_id, "explanation_id": explanation.id,
-            "misconception": misconception,
-            "misconception_explanation": described.get(lang) if described else None,
-            **drill.reveal(question, lang)}, 201
+    return {
+        "review_id": review_id,
+        "explanation_id": explanation.id,
+        "misconception": misconception,
+        "misconception_explanation": described.get(lang) if described else None,
+        **drill.reveal(question, lang),
+    }, 201
 
 
 @bp.get("/notes/<note_id>")
@@ -98,9 +112,16 @@ def api_note(note_id: str):
         raise error(404, "not_found", f"no note {note_id!r}")
     user = current_db_user() if current_user.is_authenticated else None
     if drill.note_state(get_session(), user, note_id) == "locked":
-        raise error(423, "closed_book",
-                    "this note stays closed while its question is open; after a wrong "
-                    "answer, explain why first, then it opens")
+        raise error(
+            423,
+            "closed_book",
+            "this note stays closed while its question is open; after a wrong "
+            "answer, explain why first, then it opens",
+        )
     lang = current_language()
-    return {"id": note.id, "lesson_id": note.lesson_id,
-            "title": note.title.get(lang), "body": note.body.get(lang)}
+    return {
+        "id": note.id,
+        "lesson_id": note.lesson_id,
+        "title": note.title.get(lang),
+        "body": note.body.get(lang),
+    }

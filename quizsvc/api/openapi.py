@@ -38,14 +38,18 @@ def _errors(*statuses: int) -> dict[str, Any]:
         423: "Closed book: the note's question is open in your drill.",
         429: "Too many attempts; wait and retry.",
     }
-    return {str(s): {"description": meaning[s], **_json(_ref("Error"))} for s in statuses}
+    return {
+        str(s): {"description": meaning[s], **_json(_ref("Error"))} for s in statuses
+    }
 
 
 def _body(schema: dict[str, Any], required: bool = True) -> dict[str, Any]:
     return {"required": required, **_json(schema)}
 
 
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+def _object(
+    properties: dict[str, Any], required: tuple[str, ...] = ()
+) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
         schema["required"] = list(required)
@@ -63,201 +67,450 @@ SECURED = [{"session": []}, {"bearer": []}]
 
 def build_document() -> dict[str, Any]:
     """Return the OpenAPI document."""
-    credentials = _object({"username": STRING, "password": STRING,
-                           "locale": {"type": "string", "enum": ["zh-CN", "en"]}},
-                          ("username", "password"))
-    user = _object({"user": _object({"id": INTEGER, "username": STRING, "role": STRING,
-                                     "locale": STRING, "timezone": STRING})})
-    token = _object({"id": INTEGER, "name": STRING, "created_at": STRING,
-                     "revoked_at": {"type": ["string", "null"]},
-                     "token": {"type": "string", "description": "Only when created."}})
-    problem_request = _object({"kind": STRING, "level": {"type": "integer", "enum": [1, 2, 3]},
-                               "seed": INTEGER}, ("kind",))
+    credentials = _object(
+        {
+            "username": STRING,
+            "password": STRING,
+            "locale": {"type": "string", "enum": ["zh-CN", "en"]},
+        },
+        ("username", "password"),
+    )
+    user = _object(
+        {
+            "user": _object(
+                {
+                    "id": INTEGER,
+                    "username": STRING,
+                    "role": STRING,
+                    "locale": STRING,
+                    "timezone": STRING,
+                }
+            )
+        }
+    )
+    token = _object(
+        {
+            "id": INTEGER,
+            "name": STRING,
+            "created_at": STRING,
+            "revoked_at": {"type": ["string", "null"]},
+            "token": {"type": "string", "description": "Only when created."},
+        }
+    )
+    problem_request = _object(
+        {
+            "kind": STRING,
+            "level": {"type": "integer", "enum": [1, 2, 3]},
+            "seed": INTEGER,
+        },
+        ("kind",),
+    )
     paths: dict[str, Any] = {
-        "/auth/register": {"post": {
-            "summary": "Create a learner account and sign in.", "security": [],
-            "requestBody": _body(credentials),
-            "responses": {"201": _ok("Created and signed in.", user), **_errors(400, 409, 415)},
-        }},
-        "/auth/login": {"post": {
-            "summary": "Sign in; the response sets the session cookie.", "security": [],
-            "requestBody": _body(credentials),
-            "responses": {"200": _ok("Signed in.", user), **_errors(400, 401, 415, 429)},
-        }},
-        "/auth/logout": {"post": {
-            "summary": "Sign out of the session.", "security": SECURED,
-            "responses": {"200": _ok("Signed out.", _object({"signed_out": BOOLEAN})),
-                          **_errors(401)},
-        }},
+        "/auth/register": {
+            "post": {
+                "summary": "Create a learner account and sign in.",
+                "security": [],
+                "requestBody": _body(credentials),
+                "responses": {
+                    "201": _ok("Created and signed in.", user),
+                    **_errors(400, 409, 415),
+                },
+            }
+        },
+        "/auth/login": {
+            "post": {
+                "summary": "Sign in; the response sets the session cookie.",
+                "security": [],
+                "requestBody": _body(credentials),
+                "responses": {
+                    "200": _ok("Signed in.", user),
+                    **_errors(400, 401, 415, 429),
+                },
+            }
+        },
+        "/auth/logout": {
+            "post": {
+                "summary": "Sign out of the session.",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok("Signed out.", _object({"signed_out": BOOLEAN})),
+                    **_errors(401),
+                },
+            }
+        },
         "/tokens": {
-            "get": {"summary": "List your live API tokens (never their secrets).",
-                    "security": SECURED,
-                    "responses": {"200": _ok("Tokens.", _object({"tokens": {
-                        "type": "array", "items": token}})), **_errors(401)}},
-            "post": {"summary": "Create a personal API token (the secret is shown once).",
-                     "security": SECURED,
-                     "requestBody": _body(_object({"name": STRING}), required=False),
-                     "responses": {"201": _ok("Created.", token), **_errors(400, 401, 415)}},
+            "get": {
+                "summary": "List your live API tokens (never their secrets).",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok(
+                        "Tokens.",
+                        _object({"tokens": {"type": "array", "items": token}}),
+                    ),
+                    **_errors(401),
+                },
+            },
+            "post": {
+                "summary": "Create a personal API token (the secret is shown once).",
+                "security": SECURED,
+                "requestBody": _body(_object({"name": STRING}), required=False),
+                "responses": {"201": _ok("Created.", token), **_errors(400, 401, 415)},
+            },
         },
-        "/tokens/{token_id}": {"delete": {
-            "summary": "Revoke one of your tokens.", "security": SECURED,
-            "parameters": [{"name": "token_id", "in": "path", "required": True,
-                            "schema": INTEGER}],
-            "responses": {"200": _ok("Revoked.", token), **_errors(401, 404)},
-        }},
-        "/drill/next": {"get": {
-            "summary": "The open drill item in public form (never its answer), or done.",
-            "security": SECURED,
-            "responses": {"200": _ok("The item, or {done: true, next_due}.", {"oneOf": [
-                _ref("DrillItem"), _object({"done": BOOLEAN, "next_due":
-                                            {"type": ["string", "null"]},
-                                            "reviewed_today": INTEGER})]}),
-                **_errors(401, 409)},
-        }},
-        "/drill/answer": {"post": {
-            "summary": "Grade and record an answer to the open item (idempotent by key).",
-            "security": SECURED,
-            "requestBody": _body(_object({
-                "item_id": STRING,
-                "answer": {"description": "Option ids, a number, text, step ids, or "
-                                          "{ask name: typed matrix} for generated items."},
-                "rating": {"type": "string", "enum": ["again", "hard", "good", "easy",
-                                                      "pass", "fail"]},
-                "duration_ms": INTEGER, "idempotency_key": STRING}, ("item_id",))),
-            "responses": {"201": _ok("Recorded.", _ref("AnswerResult")),
-                          "200": _ok("A retry: the first result, nothing new stored.",
-                                     _ref("AnswerResult")),
-                          **_errors(400, 401, 404, 409, 415)},
-        }},
-        "/drill/reveal": {"post": {
-            "summary": "Show the open recall item's model answer before self-rating.",
-            "security": SECURED,
-            "requestBody": _body(_object({"item_id": STRING}, ("item_id",))),
-            "responses": {"200": _ok("The model answer.", _object({
-                "item_id": STRING, "model_answer": BILINGUAL,
-                "key_points": {"type": "array", "items": BILINGUAL}})),
-                **_errors(400, 401, 409, 415)},
-        }},
-        "/drill/explanation": {"post": {
-            "summary": "Explain a wrong answer; unlocks its explanation and note.",
-            "security": SECURED,
-            "requestBody": _body(_object({"review_id": INTEGER, "text": STRING},
-                                         ("review_id", "text"))),
-            "responses": {"201": _ok("Stored; the explanation and note id.", _object({
-                "review_id": INTEGER, "explanation_id": INTEGER, "explanation": STRING,
-                "note_id": STRING, "misconception": {"type": ["string", "null"]},
-                "misconception_explanation": {"type": ["string", "null"]}})),
-                **_errors(400, 401, 404, 409, 415)},
-        }},
-        "/notes/{note_id}": {"get": {
-            "summary": "A lesson note (423 while its question is open in your drill).",
-            "security": [{}, *SECURED],
-            "parameters": [{"name": "note_id", "in": "path", "required": True,
-                            "schema": STRING}],
-            "responses": {"200": _ok("The note.", _object({
-                "id": STRING, "lesson_id": STRING, "title": STRING, "body": STRING})),
-                **_errors(404, 423)},
-        }},
-        "/problems": {"post": {
-            "summary": "A generated problem (random seed unless given), in public form.",
-            "security": [{}, *SECURED],
-            "requestBody": _body(problem_request),
-            "responses": {"201": _ok("The problem with its id.", _ref("Problem")),
-                          **_errors(400, 415)},
-        }},
-        "/problems/{problem_id}/check": {"post": {
-            "summary": "Grade answers to a generated problem, step by step.",
-            "security": [{}, *SECURED],
-            "parameters": [{"name": "problem_id", "in": "path", "required": True,
-                            "schema": STRING,
-                            "description": "kind:level:seed, as POST /problems returns"}],
-            "requestBody": _body(_object({"answers": ANY_OBJECT}, ("answers",))),
-            "responses": {"200": _ok("The verdict.", _ref("Verdict")),
-                          **_errors(400, 404, 415)},
-        }},
+        "/tokens/{token_id}": {
+            "delete": {
+                "summary": "Revoke one of your tokens.",
+                "security": SECURED,
+                "parameters": [
+                    {
+                        "name": "token_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": INTEGER,
+                    }
+                ],
+                "responses": {"200": _ok("Revoked.", token), **_errors(401, 404)},
+            }
+        },
+        "/drill/next": {
+            "get": {
+                "summary": "The open drill item in public form (never its answer), "
+                "or done.",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok(
+                        "The item, or {done: true, next_due}.",
+                        {
+                            "oneOf": [
+                                _ref("DrillItem"),
+                                _object(
+                                    {
+                                        "done": BOOLEAN,
+                                        "next_due": {"type": ["string", "null"]},
+                                        "reviewed_today": INTEGER,
+                                    }
+                                ),
+                            ]
+                        },
+                    ),
+                    **_errors(401, 409),
+                },
+            }
+        },
+        "/drill/answer": {
+            "post": {
+                "summary": "Grade and record an answer to the open item "
+                "(idempotent by key).",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "item_id": STRING,
+                            "answer": {
+                                "description": "Option ids, a number, text, step ids, "
+                                "or "
+                                "{ask name: typed matrix} for generated items."
+                            },
+                            "rating": {
+                                "type": "string",
+                                "enum": [
+                                    "again",
+                                    "hard",
+                                    "good",
+                                    "easy",
+                                    "pass",
+                                    "fail",
+                                ],
+                            },
+                            "duration_ms": INTEGER,
+                            "idempotency_key": STRING,
+                        },
+                        ("item_id",),
+                    )
+                ),
+                "responses": {
+                    "201": _ok("Recorded.", _ref("AnswerResult")),
+                    "200": _ok(
+                        "A retry: the first result, nothing new stored.",
+                        _ref("AnswerResult"),
+                    ),
+                    **_errors(400, 401, 404, 409, 415),
+                },
+            }
+        },
+        "/drill/reveal": {
+            "post": {
+                "summary": "Show the open recall item's model answer before "
+                "self-rating.",
+                "security": SECURED,
+                "requestBody": _body(_object({"item_id": STRING}, ("item_id",))),
+                "responses": {
+                    "200": _ok(
+                        "The model answer.",
+                        _object(
+                            {
+                                "item_id": STRING,
+                                "model_answer": BILINGUAL,
+                                "key_points": {"type": "array", "items": BILINGUAL},
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 409, 415),
+                },
+            }
+        },
+        "/drill/explanation": {
+            "post": {
+                "summary": "Explain a wrong answer; unlocks its explanation and note.",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {"review_id": INTEGER, "text": STRING}, ("review_id", "text")
+                    )
+                ),
+                "responses": {
+                    "201": _ok(
+                        "Stored; the explanation and note id.",
+                        _object(
+                            {
+                                "review_id": INTEGER,
+                                "explanation_id": INTEGER,
+                                "explanation": STRING,
+                                "note_id": STRING,
+                                "misconception": {"type": ["string", "null"]},
+                                "misconception_explanation": {
+                                    "type": ["string", "null"]
+                                },
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 404, 409, 415),
+                },
+            }
+        },
+        "/notes/{note_id}": {
+            "get": {
+                "summary": "A lesson note (423 while its question is open in "
+                "your drill).",
+                "security": [{}, *SECURED],
+                "parameters": [
+                    {
+                        "name": "note_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": STRING,
+                    }
+                ],
+                "responses": {
+                    "200": _ok(
+                        "The note.",
+                        _object(
+                            {
+                                "id": STRING,
+                                "lesson_id": STRING,
+                                "title": STRING,
+                                "body": STRING,
+                            }
+                        ),
+                    ),
+                    **_errors(404, 423),
+                },
+            }
+        },
+        "/problems": {
+            "post": {
+                "summary": "A generated problem (random seed unless given), "
+                "in public form.",
+                "security": [{}, *SECURED],
+                "requestBody": _body(problem_request),
+                "responses": {
+                    "201": _ok("The problem with its id.", _ref("Problem")),
+                    **_errors(400, 415),
+                },
+            }
+        },
+        "/problems/{problem_id}/check": {
+            "post": {
+                "summary": "Grade answers to a generated problem, step by step.",
+                "security": [{}, *SECURED],
+                "parameters": [
+                    {
+                        "name": "problem_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": STRING,
+                        "description": "kind:level:seed, as POST /problems returns",
+                    }
+                ],
+                "requestBody": _body(_object({"answers": ANY_OBJECT}, ("answers",))),
+                "responses": {
+                    "200": _ok("The verdict.", _ref("Verdict")),
+                    **_errors(400, 404, 415),
+                },
+            }
+        },
         "/self-assessments": {
-            "get": {"summary": "Your self-ratings per skill, latest and history.",
-                    "security": SECURED,
-                    "responses": {"200": _ok("Self-assessments.", ANY_OBJECT),
-                                  **_errors(401)}},
-            "post": {"summary": "Rate yourself on a skill (0 not yet … 3 can teach it).",
-                     "security": SECURED,
-                     "requestBody": _body(_object({
-                         "skill_id": STRING, "level": {"type": "integer", "minimum": 0,
-                                                       "maximum": 3},
-                         "note": STRING}, ("skill_id", "level"))),
-                     "responses": {"201": _ok("Stored.", ANY_OBJECT),
-                                   **_errors(400, 401, 404, 415)}},
+            "get": {
+                "summary": "Your self-ratings per skill, latest and history.",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok("Self-assessments.", ANY_OBJECT),
+                    **_errors(401),
+                },
+            },
+            "post": {
+                "summary": "Rate yourself on a skill (0 not yet … 3 can teach it).",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "skill_id": STRING,
+                            "level": {"type": "integer", "minimum": 0, "maximum": 3},
+                            "note": STRING,
+                        },
+                        ("skill_id", "level"),
+                    )
+                ),
+                "responses": {
+                    "201": _ok("Stored.", ANY_OBJECT),
+                    **_errors(400, 401, 404, 415),
+                },
+            },
         },
-        "/progress": {"get": {
-            "summary": "Per-skill retention, reviews per day, forecast, recent mistakes.",
-            "security": SECURED,
-            "responses": {"200": _ok("Progress.", _object({"reviews_total": INTEGER},
-                                                         ("reviews_total",))),
-                          **_errors(401)},
-        }},
+        "/progress": {
+            "get": {
+                "summary": "Per-skill retention, reviews per day, forecast, "
+                "recent mistakes.",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok(
+                        "Progress.",
+                        _object({"reviews_total": INTEGER}, ("reviews_total",)),
+                    ),
+                    **_errors(401),
+                },
+            }
+        },
         "/settings": {
-            "get": {"summary": "Your learner settings.", "security": SECURED,
-                    "responses": {"200": _ok("Settings.", _ref("Settings")),
-                                  **_errors(401)}},
-            "patch": {"summary": "Change some settings (unknown keys are refused).",
-                      "security": SECURED,
-                      "requestBody": _body(_ref("Settings")),
-                      "responses": {"200": _ok("Updated.", _ref("Settings")),
-                                    **_errors(400, 401, 415)}},
+            "get": {
+                "summary": "Your learner settings.",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok("Settings.", _ref("Settings")),
+                    **_errors(401),
+                },
+            },
+            "patch": {
+                "summary": "Change some settings (unknown keys are refused).",
+                "security": SECURED,
+                "requestBody": _body(_ref("Settings")),
+                "responses": {
+                    "200": _ok("Updated.", _ref("Settings")),
+                    **_errors(400, 401, 415),
+                },
+            },
         },
-        "/openapi.json": {"get": {
-            "summary": "This document.", "security": [],
-            "responses": {"200": _ok("The OpenAPI document.", ANY_OBJECT)},
-        }},
+        "/openapi.json": {
+            "get": {
+                "summary": "This document.",
+                "security": [],
+                "responses": {"200": _ok("The OpenAPI document.", ANY_OBJECT)},
+            }
+        },
     }
     return {
         "openapi": "3.1.0",
-        "info": {"title": "quizsvc API", "version": __version__,
-                 "description": "Spaced-repetition drills for computing transformer "
-                                "attention by hand. Errors are {error, message}."},
+        "info": {
+            "title": "quizsvc API",
+            "version": __version__,
+            "description": "Spaced-repetition drills for computing transformer "
+            "attention by hand. Errors are {error, message}.",
+        },
         "servers": [{"url": "/api/v1"}],
         "security": SECURED,
         "paths": paths,
         "components": {
             "securitySchemes": {
                 "session": {"type": "apiKey", "in": "cookie", "name": "session"},
-                "bearer": {"type": "http", "scheme": "bearer",
-                           "description": "A personal API token from Settings."},
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A personal API token from Settings.",
+                },
             },
             "schemas": {
-                "Error": _object({"error": STRING, "message": STRING},
-                                 ("error", "message")),
-                "DrillItem": _object({
-                    "item_id": STRING, "type": STRING, "prompt": STRING,
-                    "options": {"type": "array", "items": _object({"id": STRING,
-                                                                   "text": STRING})},
-                    "steps": {"type": "array", "items": _object({"id": STRING,
-                                                                 "text": STRING})},
-                    "problem": ANY_OBJECT, "note_id": STRING, "position": INTEGER,
-                    "total": INTEGER}, ("item_id", "type", "prompt", "note_id")),
-                "AnswerResult": _object({
-                    "review_id": INTEGER, "item_id": STRING, "correct": BOOLEAN,
-                    "score": {"type": ["number", "null"]}, "rating": STRING,
-                    "verdict": ANY_OBJECT, "requires_explanation": BOOLEAN,
-                    "next_due": STRING, "replayed": BOOLEAN, "explanation": STRING,
-                    "note_id": STRING}, ("review_id", "correct", "requires_explanation",
-                                         "next_due")),
-                "Problem": _object({"id": STRING, "kind": STRING, "level": INTEGER,
-                                    "seed": INTEGER, "given": ANY_OBJECT,
-                                    "ask": {"type": "array", "items": ANY_OBJECT},
-                                    "precision": INTEGER, "prompt": BILINGUAL}),
-                "Verdict": _object({"correct": BOOLEAN, "score": NUMBER,
-                                    "steps": {"type": "array", "items": ANY_OBJECT},
-                                    "misconception": {"type": ["string", "null"]},
-                                    "feedback": BILINGUAL,
-                                    "format_errors": {"type": "array",
-                                                      "items": ANY_OBJECT}}),
-                "Settings": _object({
-                    "desired_retention": NUMBER, "new_per_day": INTEGER,
-                    "reviews_per_day": INTEGER, "rollover_hour": INTEGER,
-                    "timezone": STRING, "two_button_mode": BOOLEAN,
-                    "language": {"type": "string", "enum": ["zh-CN", "en"]}}),
+                "Error": _object(
+                    {"error": STRING, "message": STRING}, ("error", "message")
+                ),
+                "DrillItem": _object(
+                    {
+                        "item_id": STRING,
+                        "type": STRING,
+                        "prompt": STRING,
+                        "options": {
+                            "type": "array",
+                            "items": _object({"id": STRING, "text": STRING}),
+                        },
+                        "steps": {
+                            "type": "array",
+                            "items": _object({"id": STRING, "text": STRING}),
+                        },
+                        "problem": ANY_OBJECT,
+                        "note_id": STRING,
+                        "position": INTEGER,
+                        "total": INTEGER,
+                    },
+                    ("item_id", "type", "prompt", "note_id"),
+                ),
+                "AnswerResult": _object(
+                    {
+                        "review_id": INTEGER,
+                        "item_id": STRING,
+                        "correct": BOOLEAN,
+                        "score": {"type": ["number", "null"]},
+                        "rating": STRING,
+                        "verdict": ANY_OBJECT,
+                        "requires_explanation": BOOLEAN,
+                        "next_due": STRING,
+                        "replayed": BOOLEAN,
+                        "explanation": STRING,
+                        "note_id": STRING,
+                    },
+                    ("review_id", "correct", "requires_explanation", "next_due"),
+                ),
+                "Problem": _object(
+                    {
+                        "id": STRING,
+                        "kind": STRING,
+                        "level": INTEGER,
+                        "seed": INTEGER,
+                        "given": ANY_OBJECT,
+                        "ask": {"type": "array", "items": ANY_OBJECT},
+                        "precision": INTEGER,
+                        "prompt": BILINGUAL,
+                    }
+                ),
+                "Verdict": _object(
+                    {
+                        "correct": BOOLEAN,
+                        "score": NUMBER,
+                        "steps": {"type": "array", "items": ANY_OBJECT},
+                        "misconception": {"type": ["string", "null"]},
+                        "feedback": BILINGUAL,
+                        "format_errors": {"type": "array", "items": ANY_OBJECT},
+                    }
+                ),
+                "Settings": _object(
+                    {
+                        "desired_retention": NUMBER,
+                        "new_per_day": INTEGER,
+                        "reviews_per_day": INTEGER,
+                        "rollover_hour": INTEGER,
+                        "timezone": STRING,
+                        "two_button_mode": BOOLEAN,
+                        "language": {"type": "string", "enum": ["zh-CN", "en"]},
+                    }
+                ),
             },
         },
     }

@@ -93,9 +93,13 @@ class OpenDrillItem:
         """What the client may show: never the answer, never the note."""
         public = self.question.public_dict(lang)
         public.pop("id", None)
-        data: dict[str, Any] = {"item_id": self.item.id, **public,
-                                "note_id": self.question.lesson_note,
-                                "position": self.position, "total": self.total}
+        data: dict[str, Any] = {
+            "item_id": self.item.id,
+            **public,
+            "note_id": self.question.lesson_note,
+            "position": self.position,
+            "total": self.total,
+        }
         if self.problem is not None:
             data["problem"] = self.problem.public_dict(lang)
         return data
@@ -108,8 +112,11 @@ class PendingExplanation:
     review: Review
 
     def public_dict(self) -> dict[str, Any]:
-        return {"requires_explanation": True, "review_id": self.review.id,
-                "item_id": self.review.item_id}
+        return {
+            "requires_explanation": True,
+            "review_id": self.review.id,
+            "item_id": self.review.item_id,
+        }
 
 
 @dataclass(frozen=True)
@@ -120,14 +127,19 @@ class Done:
     reviewed_today: int
 
     def public_dict(self) -> dict[str, Any]:
-        return {"done": True, "reviewed_today": self.reviewed_today,
-                "next_due": self.next_due.isoformat() if self.next_due else None}
+        return {
+            "done": True,
+            "reviewed_today": self.reviewed_today,
+            "next_due": self.next_due.isoformat() if self.next_due else None,
+        }
 
 
 DrillStep = OpenDrillItem | PendingExplanation | Done
 
 
-def _day_bounds(session: Session, user: User, now: datetime) -> tuple[datetime, datetime]:
+def _day_bounds(
+    session: Session, user: User, now: datetime
+) -> tuple[datetime, datetime]:
     settings = load_settings(session, user)
     return scheduling.learner_day(now, settings.timezone, settings.rollover_hour)
 
@@ -136,10 +148,14 @@ def reviewed_today(session: Session, user: User, now: datetime | None = None) ->
     """How many answers the learner recorded since their day began."""
     now = resolve_now(now)
     start, _end = _day_bounds(session, user, now)
-    return session.scalar(
-        select(func.count()).select_from(Review).where(
-            Review.user_id == user.id, Review.reviewed_at >= start)
-    ) or 0
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(Review)
+            .where(Review.user_id == user.id, Review.reviewed_at >= start)
+        )
+        or 0
+    )
 
 
 def learning_streak(session: Session, user: User, now: datetime | None = None) -> int:
@@ -152,8 +168,11 @@ def learning_streak(session: Session, user: User, now: datetime | None = None) -
     settings = load_settings(session, user)
     start, _end = scheduling.learner_day(now, settings.timezone, settings.rollover_hour)
     horizon = start - timedelta(days=STREAK_HORIZON_DAYS)
-    times = session.scalars(select(Review.reviewed_at).where(
-        Review.user_id == user.id, Review.reviewed_at >= horizon))
+    times = session.scalars(
+        select(Review.reviewed_at).where(
+            Review.user_id == user.id, Review.reviewed_at >= horizon
+        )
+    )
     days = {(start - moment).days if moment < start else -1 for moment in times}
     # `days` holds how many whole days before today's start each answer was:
     # -1 is today, 0 yesterday, 1 the day before, ...
@@ -174,8 +193,10 @@ def opened_at(session: Session, user: User) -> datetime | None:
 def pending_explanation(session: Session, user: User) -> Review | None:
     """The learner's latest wrong answer, if it still lacks an explanation."""
     latest = session.scalar(
-        select(Review).where(Review.user_id == user.id)
-        .order_by(Review.reviewed_at.desc(), Review.id.desc()).limit(1)
+        select(Review)
+        .where(Review.user_id == user.id)
+        .order_by(Review.reviewed_at.desc(), Review.id.desc())
+        .limit(1)
     )
     if latest is None or latest.correct or latest.explanation is not None:
         return None
@@ -191,30 +212,46 @@ def _next_due(session: Session, user: User) -> datetime | None:
 def _problem_of(opened: OpenItem) -> problems.Problem | None:
     if opened.problem_kind is None:
         return None
-    return problems.generate(opened.problem_kind, int(opened.problem_seed),
-                             int(opened.problem_level))
+    return problems.generate(
+        opened.problem_kind, int(opened.problem_seed), int(opened.problem_level)
+    )
 
 
-def _describe(session: Session, user: User, opened: OpenItem, now: datetime,
-              done_today: int, remaining: int) -> OpenDrillItem:
+def _describe(
+    session: Session,
+    user: User,
+    opened: OpenItem,
+    now: datetime,
+    done_today: int,
+    remaining: int,
+) -> OpenDrillItem:
     item = session.get(Item, opened.item_id)
-    return OpenDrillItem(item=item, question=question_of(item), problem=_problem_of(opened),
-                         position=done_today + 1, total=done_today + max(remaining, 1))
+    return OpenDrillItem(
+        item=item,
+        question=question_of(item),
+        problem=_problem_of(opened),
+        position=done_today + 1,
+        total=done_today + max(remaining, 1),
+    )
 
 
-def open_step(session: Session, user: User, now: datetime | None = None
-              ) -> OpenDrillItem | None:
+def open_step(
+    session: Session, user: User, now: datetime | None = None
+) -> OpenDrillItem | None:
     """The item already open in the learner's drill, if any (opens nothing)."""
     now = resolve_now(now)
     opened = get_open_item(session, user)
     if opened is None:
         return None
     remaining = len(build_daily_queue(session, user, now))
-    return _describe(session, user, opened, now, reviewed_today(session, user, now),
-                     remaining)
+    return _describe(
+        session, user, opened, now, reviewed_today(session, user, now), remaining
+    )
 
 
-def current_step(session: Session, user: User, now: datetime | None = None) -> DrillStep:
+def current_step(
+    session: Session, user: User, now: datetime | None = None
+) -> DrillStep:
     """Return what the drill shows now, opening the next queued item if needed."""
     now = resolve_now(now)
     already_open = open_step(session, user, now)
@@ -231,9 +268,11 @@ def current_step(session: Session, user: User, now: datetime | None = None) -> D
     question = question_of(session.get(Item, entry.item_id))
     problem_ref: dict[str, Any] = {}
     if question.type == "generated":
-        problem_ref = {"problem_kind": question.data["kind"],
-                       "problem_seed": secrets.randbelow(SEED_LIMIT),
-                       "problem_level": int(question.data["level"])}
+        problem_ref = {
+            "problem_kind": question.data["kind"],
+            "problem_seed": secrets.randbelow(SEED_LIMIT),
+            "problem_level": int(question.data["level"]),
+        }
     opened = open_item(session, user, entry.item_id, now=now, **problem_ref)
     return _describe(session, user, opened, now, done_today, len(queue))
 
@@ -262,7 +301,8 @@ class Submission:
             "correct": self.review.correct,
             "score": self.review.score,
             "rating": scheduling.Rating(self.review.rating).name.lower(),
-            "verdict": redacted(self.verdict) if self.requires_explanation
+            "verdict": redacted(self.verdict)
+            if self.requires_explanation
             else self.verdict,
             "requires_explanation": self.requires_explanation,
             "next_due": self.next_due.isoformat(),
@@ -275,69 +315,110 @@ class Submission:
 
 # What a verdict may say before the learner has explained a wrong answer: which
 # parts were wrong, but not the right answer, nor why.
-_BEFORE_EXPLANATION = {"type", "correct", "score", "chosen", "wrong", "steps",
-                       "self_rating"}
+_BEFORE_EXPLANATION = {
+    "type",
+    "correct",
+    "score",
+    "chosen",
+    "wrong",
+    "steps",
+    "self_rating",
+}
 
 
 def redacted(verdict: dict[str, Any]) -> dict[str, Any]:
     """Strip the answer and the explanations from a verdict."""
     kept = {key: value for key, value in verdict.items() if key in _BEFORE_EXPLANATION}
     if isinstance(verdict.get("detail"), dict):
-        kept.update({key: value for key, value in verdict["detail"].items()
-                     if key in _BEFORE_EXPLANATION})
+        kept.update(
+            {
+                key: value
+                for key, value in verdict["detail"].items()
+                if key in _BEFORE_EXPLANATION
+            }
+        )
     return kept
 
 
 def reveal(question: bank_module.Question, lang: str | None = None) -> dict[str, Any]:
     """The explanation, the model answer and the note id, for after an answer."""
-    pick = (lambda text: text) if lang is None else (
-        lambda text: text.get(lang) or text.get("zh-CN"))
-    data: dict[str, Any] = {"explanation": pick(question.explanation),
-                            "note_id": question.lesson_note}
+    pick = (
+        (lambda text: text)
+        if lang is None
+        else (lambda text: text.get(lang) or text.get("zh-CN"))
+    )
+    data: dict[str, Any] = {
+        "explanation": pick(question.explanation),
+        "note_id": question.lesson_note,
+    }
     if question.type == "recall":
         data["model_answer"] = pick(question.data["model_answer"])
         data["key_points"] = [pick(point) for point in question.data["key_points"]]
     return data
 
 
-def _verdict_for(question: bank_module.Question, opened: OpenItem, answer: Any,
-                 rating: str | None, two_button: bool):
+def _verdict_for(
+    question: bank_module.Question,
+    opened: OpenItem,
+    answer: Any,
+    rating: str | None,
+    two_button: bool,
+):
     """Grade an answer: (GradedAnswer or None, self-rating or None, verdict, extras)."""
     if question.type == "recall":
         try:
             scheduling.rate_recall(rating or "", two_button=two_button)
         except ValueError:
             if two_button:
-                raise LocalizedInvalidInput("请给自己打分:答上了或没答上。",
-                                            "Rate yourself: pass or fail.") from None
+                raise LocalizedInvalidInput(
+                    "请给自己打分:答上了或没答上。", "Rate yourself: pass or fail."
+                ) from None
             raise LocalizedInvalidInput(
                 "请给自己打分:忘了、困难、记得或简单。",
-                "Rate yourself: again, hard, good or easy.") from None
+                "Rate yourself: again, hard, good or easy.",
+            ) from None
         return None, rating, {"type": "recall", "self_rating": rating.lower()}, {}
     if answer is None or answer == "" or answer == {}:
-        raise AnswerFormatError([{"zh-CN": "请先填写答案。", "en": "Type an answer first."}])
+        raise AnswerFormatError(
+            [{"zh-CN": "请先填写答案。", "en": "Type an answer first."}]
+        )
     if question.type == "generated":
         problem = _problem_of(opened)
         if not isinstance(answer, dict):
             raise LocalizedInvalidInput(
                 '生成题的答案要按名称给出,例如 {"S": "[[0.7071, 0]]"}。',
-                'A generated problem takes answers by name, e.g. {"S": "[[0.7071, 0]]"}.')
+                "A generated problem takes answers by name, "
+                'e.g. {"S": "[[0.7071, 0]]"}.',
+            )
         verdict = grading.grade(problem, answer)
         if verdict.format_errors:
             raise AnswerFormatError([dict(e.message) for e in verdict.format_errors])
-        graded = scheduling.GradedAnswer(correct=verdict.correct,
-                                         score=float(verdict.score))
-        return graded, None, verdict.to_dict(), {
-            "problem": problem, "grading_verdict": verdict,
-            "misconception": verdict.misconception,
-            "problem_kind": problem.kind, "problem_seed": problem.seed,
-            "problem_level": problem.level}
+        graded = scheduling.GradedAnswer(
+            correct=verdict.correct, score=float(verdict.score)
+        )
+        return (
+            graded,
+            None,
+            verdict.to_dict(),
+            {
+                "problem": problem,
+                "grading_verdict": verdict,
+                "misconception": verdict.misconception,
+                "problem_kind": problem.kind,
+                "problem_seed": problem.seed,
+                "problem_level": problem.level,
+            },
+        )
     check = bank_module.check_answer(question, answer)
     if check.detail.get("invalid"):
         raise AnswerFormatError([dict(check.detail["invalid"])])
     graded = scheduling.GradedAnswer(correct=check.correct, score=float(check.score))
-    verdict = {"type": question.type, "correct": check.correct, "score": check.score,
-               "detail": check.detail}
+    verdict = {
+        "type": question.type,
+        "correct": check.correct,
+        "score": check.score,
+        "detail": check.detail,
+    }
     named = check.detail.get("misconceptions") or [None]
     return graded, None, verdict, {"misconception": named[0]}
 
@@ -364,51 +445,80 @@ def submit_answer(
     """Grade and record an answer to the open item (a repeated key replays)."""
     now = resolve_now(now)
     if idempotency_key is not None:
-        first = session.scalar(select(Review).where(
-            Review.user_id == user.id, Review.idempotency_key == idempotency_key))
+        first = session.scalar(
+            select(Review).where(
+                Review.user_id == user.id, Review.idempotency_key == idempotency_key
+            )
+        )
         if first is not None:
             if first.item_id != item_id:
-                raise LocalizedConflict("这个幂等键已用于另一道题。",
-                                        "This idempotency key was used for another item.")
+                raise LocalizedConflict(
+                    "这个幂等键已用于另一道题。",
+                    "This idempotency key was used for another item.",
+                )
             return _replay(first)
     opened = get_open_item(session, user)
     if opened is None or opened.item_id != item_id:
-        raise LocalizedConflict(f"题目 {item_id} 不在你的复习中作答;请先获取下一题。",
-                                f"Item {item_id} is not open in your drill; ask for the "
-                                "next item first.")
+        raise LocalizedConflict(
+            f"题目 {item_id} 不在你的复习中作答;请先获取下一题。",
+            f"Item {item_id} is not open in your drill; ask for the next item first.",
+        )
     item = session.get(Item, item_id)
     question = question_of(item)
     settings = load_settings(session, user)
     graded, self_rating, verdict, extras = _verdict_for(
-        question, opened, answer, rating, settings.two_button_mode)
+        question, opened, answer, rating, settings.two_button_mode
+    )
     result = record_answer(
-        session, user, item_id, graded=graded, self_rating=self_rating,
-        duration_ms=duration_ms, answer_text=_answer_text(answer),
-        problem_kind=extras.get("problem_kind"), problem_seed=extras.get("problem_seed"),
+        session,
+        user,
+        item_id,
+        graded=graded,
+        self_rating=self_rating,
+        duration_ms=duration_ms,
+        answer_text=_answer_text(answer),
+        problem_kind=extras.get("problem_kind"),
+        problem_seed=extras.get("problem_seed"),
         problem_level=extras.get("problem_level"),
-        misconception=extras.get("misconception"), idempotency_key=idempotency_key,
+        misconception=extras.get("misconception"),
+        idempotency_key=idempotency_key,
         now=now,
     )
     review = session.get(Review, result.review_id)
-    return Submission(review=review, question=question, verdict=verdict,
-                      replayed=result.replayed, next_due=result.due,
-                      problem=extras.get("problem"),
-                      grading_verdict=extras.get("grading_verdict"))
+    return Submission(
+        review=review,
+        question=question,
+        verdict=verdict,
+        replayed=result.replayed,
+        next_due=result.due,
+        problem=extras.get("problem"),
+        grading_verdict=extras.get("grading_verdict"),
+    )
 
 
 def _replay(review: Review) -> Submission:
     """Describe a stored review again, as its first answer described it."""
     item = review.item
     question = question_of(item)
-    verdict: dict[str, Any] = {"type": question.type, "correct": review.correct,
-                               "score": review.score}
+    verdict: dict[str, Any] = {
+        "type": question.type,
+        "correct": review.correct,
+        "score": review.score,
+    }
     problem = None
     if review.problem_kind is not None:
-        problem = problems.generate(review.problem_kind, int(review.problem_seed),
-                                    int(review.problem_level))
+        problem = problems.generate(
+            review.problem_kind, int(review.problem_seed), int(review.problem_level)
+        )
         verdict["misconception"] = review.misconception
-    return Submission(review=review, question=question, verdict=verdict, replayed=True,
-                      next_due=review.due_after, problem=problem)
+    return Submission(
+        review=review,
+        question=question,
+        verdict=verdict,
+        replayed=True,
+        next_due=review.due_after,
+        problem=problem,
+    )
 
 
 def review_of(session: Session, user: User, review_id: int) -> Review:
@@ -419,19 +529,28 @@ def review_of(session: Session, user: User, review_id: int) -> Review:
     return review
 
 
-def explain(session: Session, user: User, review_id: int, text: str, *,
-            now: datetime | None = None) -> Explanation:
+def explain(
+    session: Session,
+    user: User,
+    review_id: int,
+    text: str,
+    *,
+    now: datetime | None = None,
+) -> Explanation:
     """Store the learner's explanation of a wrong answer."""
     text = (text or "").strip()
     if len(text) < MIN_EXPLANATION_CHARS:
         raise LocalizedInvalidInput(
             f"请至少写 {MIN_EXPLANATION_CHARS} 个字符,说说你觉得自己错在哪里。",
             f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
-            "the answer was wrong.")
+            "the answer was wrong.",
+        )
     review = review_of(session, user, review_id)
     if review.correct:
-        raise LocalizedConflict("这道题答对了,不需要解释。",
-                                "This answer was right; there is nothing to explain.")
+        raise LocalizedConflict(
+            "这道题答对了,不需要解释。",
+            "This answer was right; there is nothing to explain.",
+        )
     return record_explanation(session, user, review.id, text, now=now)
 
 
@@ -439,15 +558,21 @@ def reveal_model_answer(session: Session, user: User, item_id: str) -> dict[str,
     """Show a recall item's model answer (the item must be open)."""
     opened = get_open_item(session, user)
     if opened is None or opened.item_id != item_id:
-        raise LocalizedConflict(f"题目 {item_id} 不在你的复习中作答。",
-                                f"Item {item_id} is not open in your drill.")
+        raise LocalizedConflict(
+            f"题目 {item_id} 不在你的复习中作答。",
+            f"Item {item_id} is not open in your drill.",
+        )
     question = question_of(session.get(Item, item_id))
     if question.type != "recall":
-        raise LocalizedInvalidInput("只有回忆题可以在评分前查看参考答案。",
-                                    "Only recall items show a model answer before "
-                                    "grading.")
-    return {"item_id": item_id, "model_answer": question.data["model_answer"],
-            "key_points": question.data["key_points"]}
+        raise LocalizedInvalidInput(
+            "只有回忆题可以在评分前查看参考答案。",
+            "Only recall items show a model answer before grading.",
+        )
+    return {
+        "item_id": item_id,
+        "model_answer": question.data["model_answer"],
+        "key_points": question.data["key_points"],
+    }
 
 
 def locked_note_ids(session: Session, user: User) -> set[str]:
@@ -462,8 +587,9 @@ def locked_note_ids(session: Session, user: User) -> set[str]:
     return locked
 
 
-def note_state(session: Session, user: User | None, note_id: str
-               ) -> Literal["open", "locked"]:
+def note_state(
+    session: Session, user: User | None, note_id: str
+) -> Literal["open", "locked"]:
     """Whether this learner may read the note now."""
     if user is None:
         return "open"

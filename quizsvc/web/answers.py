@@ -24,11 +24,15 @@ def collect_answers(form: MultiDict, asks: list[dict[str, Any]]) -> dict[str, An
                 answers[name] = pasted
                 continue
             rows, cols = ask["shape"]
-            cells = [[form.get(f"cell-{name}-{i}-{j}", "").strip() for j in range(cols)]
-                     for i in range(rows)]
+            cells = [
+                [form.get(f"cell-{name}-{i}-{j}", "").strip() for j in range(cols)]
+                for i in range(rows)
+            ]
             if ask["format"] == "boolean_matrix":
                 # Checkboxes send nothing when unchecked: absent means "hidden".
-                answers[name] = [["1" if cell else "0" for cell in row] for row in cells]
+                answers[name] = [
+                    ["1" if cell else "0" for cell in row] for row in cells
+                ]
             elif any(cell for row in cells for cell in row):
                 answers[name] = cells
         else:
@@ -40,5 +44,8 @@ def collect_answers(form: MultiDict, asks: list[dict[str, Any]]) -> dict[str, An
 
 def typed_values(form: MultiDict) -> dict[str, str]:
     """The raw field values, to refill the form after an error."""
-    return {key: form.get(key, "") for key in form
-            if key.startswith(("cell-", "paste-", "answer-"))}
+    return {
+        key: form.get(key, "")
+        for key in form
+        if key.startswith(("cell-", "paste-", "answer-"))
+    }

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user, login_required, login_user, logout_user
@@ -23,21 +31,37 @@ bp = Blueprint("auth", __name__)
 
 
 class RegisterForm(FlaskForm):
-    username = StringField(_l("Username"), validators=[
-        DataRequired(), Length(max=64),
-        Regexp(USERNAME_PATTERN, message=_l(
-            "Use letters, digits, '.', '_' or '-' (starting with a letter or digit).")),
-    ])
-    password = PasswordField(_l("Password"), validators=[DataRequired(), Length(min=8, max=256)])
+    username = StringField(
+        _l("Username"),
+        validators=[
+            DataRequired(),
+            Length(max=64),
+            Regexp(
+                USERNAME_PATTERN,
+                message=_l(
+                    "Use letters, digits, '.', '_' or '-' "
+                    "(starting with a letter or digit)."
+                ),
+            ),
+        ],
+    )
+    password = PasswordField(
+        _l("Password"), validators=[DataRequired(), Length(min=8, max=256)]
+    )
     confirm = PasswordField(
         _l("Repeat the password"),
-        validators=[DataRequired(), EqualTo("password", message=_l("The passwords differ."))],
+        validators=[
+            DataRequired(),
+            EqualTo("password", message=_l("The passwords differ.")),
+        ],
     )
 
 
 class LoginForm(FlaskForm):
     username = StringField(_l("Username"), validators=[DataRequired(), Length(max=64)])
-    password = PasswordField(_l("Password"), validators=[DataRequired(), Length(max=256)])
+    password = PasswordField(
+        _l("Password"), validators=[DataRequired(), Length(max=256)]
+    )
 
 
 def _safe_next(target: str | None) -> str:
@@ -61,14 +85,20 @@ def register_page():
     if form.validate_on_submit():
         try:
             with transaction() as session:
-                user = register(session, form.username.data or "", form.password.data or "",
-                                locale=current_language())
+                user = register(
+                    session,
+                    form.username.data or "",
+                    form.password.data or "",
+                    locale=current_language(),
+                )
         except Conflict:
             form.username.errors.append(_("This username is taken; choose another."))
         except ServiceError as exc:
             localized = getattr(exc, "localized", None)
             field = form.password if "password" in str(exc) else form.username
-            field.errors.append(localized(current_language()) if localized else str(exc))
+            field.errors.append(
+                localized(current_language()) if localized else str(exc)
+            )
         else:
             login_user(LoginUser(user))
             flash(_("Welcome! Your first drill is ready."), "success")
@@ -83,7 +113,9 @@ def login():
     """Sign in with username and password."""
     form = LoginForm()
     if form.validate_on_submit():
-        user = authenticate(get_session(), form.username.data or "", form.password.data or "")
+        user = authenticate(
+            get_session(), form.username.data or "", form.password.data or ""
+        )
         if user is not None:
             login_user(LoginUser(user))
             return redirect(_safe_next(request.args.get("next")))

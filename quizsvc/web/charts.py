@@ -58,27 +58,35 @@ def heatmap_svg(
     ]
     for j, label in enumerate(col_labels):
         x = left + j * cell + cell / 2
-        parts.append(f'<text x="{x}" y="16" text-anchor="middle" '
-                     f'class="axis">{escape(label)}</text>')
+        parts.append(
+            f'<text x="{x}" y="16" text-anchor="middle" '
+            f'class="axis">{escape(label)}</text>'
+        )
     for i, label in enumerate(row_labels):
         y = top + i * cell + cell / 2 + 4
-        parts.append(f'<text x="{left - 6}" y="{y}" text-anchor="end" '
-                     f'class="axis">{escape(label)}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{y}" text-anchor="end" '
+            f'class="axis">{escape(label)}</text>'
+        )
         for j in range(cols):
             v = float(values[i, j])
             x, y0 = left + j * cell, top + i * cell
             hidden = masked is not None and bool(masked[i, j])
             fill = "#ffffff" if hidden else _cell_fill(v)
             label_text = "×" if hidden else ("?" if math.isnan(v) else f"{v:.2f}")
-            ink = "#ffffff" if (not hidden and not math.isnan(v) and v > 0.55) else "#222"
+            ink = (
+                "#ffffff" if (not hidden and not math.isnan(v) and v > 0.55) else "#222"
+            )
             parts.append(
-                f'<rect class="hm" x="{x}" y="{y0}" width="{cell - 2}" height="{cell - 2}" '
+                f'<rect class="hm" x="{x}" y="{y0}" '
+                f'width="{cell - 2}" height="{cell - 2}" '
                 f'fill="{fill}" stroke="#ccd"><title>{escape(row_labels[i])} → '
-                f'{escape(col_labels[j])}: {escape(label_text)}</title></rect>'
+                f"{escape(col_labels[j])}: {escape(label_text)}</title></rect>"
             )
             parts.append(
                 f'<text x="{x + (cell - 2) / 2}" y="{y0 + cell / 2 + 3}" '
-                f'text-anchor="middle" fill="{ink}" class="cell">{escape(label_text)}</text>'
+                f'text-anchor="middle" fill="{ink}" class="cell">'
+                f"{escape(label_text)}</text>"
             )
     parts.append("</svg>")
     return Markup("".join(parts))
@@ -100,7 +108,8 @@ def bar_chart_svg(
     inner = width - label_width - 56
     height = len(values) * (bar_height + 6) + 6
     summary = "; ".join(
-        f"{label}: {value_format.format(v)}" for label, v in zip(labels, values, strict=True)
+        f"{label}: {value_format.format(v)}"
+        for label, v in zip(labels, values, strict=True)
     )
     ident = f' id="{escape(element_id)}"' if element_id else ""
     parts = [
@@ -110,7 +119,11 @@ def bar_chart_svg(
     ]
     for i, (label, value) in enumerate(zip(labels, values, strict=True)):
         y = 6 + i * (bar_height + 6)
-        share = 0.0 if maximum <= 0 or math.isnan(value) else min(max(value / maximum, 0), 1)
+        share = (
+            0.0
+            if maximum <= 0 or math.isnan(value)
+            else min(max(value / maximum, 0), 1)
+        )
         parts.append(
             f'<text x="{label_width - 6}" y="{y + bar_height * 0.7}" text-anchor="end" '
             f'class="axis">{escape(label)}</text>'

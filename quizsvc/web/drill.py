@@ -39,10 +39,14 @@ def today():
     user = current_db_user()
     now = datetime.now(UTC)
     queue = build_daily_queue(session, user, now)
-    counts = {"review": sum(e.kind == "review" for e in queue),
-              "new": sum(e.kind == "new" for e in queue)}
+    counts = {
+        "review": sum(e.kind == "review" for e in queue),
+        "new": sum(e.kind == "new" for e in queue),
+    }
     return render_template(
-        "today.html", counts=counts, streak=drill.learning_streak(session, user, now),
+        "today.html",
+        counts=counts,
+        streak=drill.learning_streak(session, user, now),
         reviewed=drill.reviewed_today(session, user, now),
         pending=drill.pending_explanation(session, user),
     )
@@ -71,16 +75,27 @@ def _message(exc: ServiceError) -> str:
     return localized(current_language()) if localized else str(exc)
 
 
-def _render_item(step: drill.OpenDrillItem, *, error: str | None = None,
-                 values: dict[str, Any] | None = None, revealed: dict | None = None,
-                 status: int = 200):
+def _render_item(
+    step: drill.OpenDrillItem,
+    *,
+    error: str | None = None,
+    values: dict[str, Any] | None = None,
+    revealed: dict | None = None,
+    status: int = 200,
+):
     lang = current_language()
     public = step.public_dict(lang)
     settings = load_settings(get_session(), current_db_user())
     ratings = TWO_BUTTON_RATINGS if settings.two_button_mode else RECALL_RATINGS
     return render_template(
-        "drill/item.html", step=step, item=public, error=error, values=values or {},
-        revealed=revealed, ratings=ratings, idempotency_key=uuid.uuid4().hex,
+        "drill/item.html",
+        step=step,
+        item=public,
+        error=error,
+        values=values or {},
+        revealed=revealed,
+        ratings=ratings,
+        idempotency_key=uuid.uuid4().hex,
     ), status
 
 
@@ -110,14 +125,20 @@ def reveal():
         flash(_("That item is no longer open; here is your drill."), "info")
         return redirect(url_for("drill.drill_page"))
     try:
-        revealed = drill.reveal_model_answer(get_session(), current_db_user(), step.item.id)
+        revealed = drill.reveal_model_answer(
+            get_session(), current_db_user(), step.item.id
+        )
     except ServiceError as exc:
         return _render_item(step, error=str(exc), status=400)
     lang = current_language()
-    revealed = {"model_answer": revealed["model_answer"].get(lang),
-                "key_points": [p.get(lang) for p in revealed["key_points"]],
-                "attempt": request.form.get("attempt", "")}
-    return _render_item(step, revealed=revealed, values={"attempt": revealed["attempt"]})
+    revealed = {
+        "model_answer": revealed["model_answer"].get(lang),
+        "key_points": [p.get(lang) for p in revealed["key_points"]],
+        "attempt": request.form.get("attempt", ""),
+    }
+    return _render_item(
+        step, revealed=revealed, values={"attempt": revealed["attempt"]}
+    )
 
 
 @bp.post("/drill/answer")
@@ -131,8 +152,11 @@ def answer():
     if key is not None and len(key) > 128:
         abort(400, description=_("The form was altered; reload the page."))
     if key is not None:
-        replay = session.scalar(select(Review.id).where(
-            Review.user_id == user.id, Review.idempotency_key == key))
+        replay = session.scalar(
+            select(Review.id).where(
+                Review.user_id == user.id, Review.idempotency_key == key
+            )
+        )
         if replay is not None:
             # A double submit (or a retry after a lost response): show the first.
             return redirect(url_for("drill.result", review_id=replay))
@@ -154,8 +178,14 @@ def answer():
     try:
         with transaction():
             submission = drill.submit_answer(
-                session, user, item_id, answer=answer_value, rating=rating,
-                duration_ms=duration_ms, idempotency_key=key)
+                session,
+                user,
+                item_id,
+                answer=answer_value,
+                rating=rating,
+                duration_ms=duration_ms,
+                idempotency_key=key,
+            )
             review_id = submission.review.id
     except ServiceError as exc:
         values = typed_values(request.form)
@@ -168,27 +198,36 @@ def _details(review: Review) -> dict[str, Any]:
     """Re-derive what to show about a stored review from its typed answer."""
     question = drill.question_of(review.item)
     lang = current_language()
-    details: dict[str, Any] = {"question": question, "type": question.type,
-                               "prompt": question.prompt.get(lang)}
+    details: dict[str, Any] = {
+        "question": question,
+        "type": question.type,
+        "prompt": question.prompt.get(lang),
+    }
     stored = review.answer_text
     if question.type == "generated" and review.problem_kind:
-        problem = problems.generate(review.problem_kind, int(review.problem_seed),
-                                    int(review.problem_level))
+        problem = problems.generate(
+            review.problem_kind, int(review.problem_seed), int(review.problem_level)
+        )
         answers = json.loads(stored) if stored else {}
         verdict = grading.grade(problem, answers)
-        details.update(problem=problem.public_dict(lang), verdict=verdict.to_dict(),
-                       answers=answers,
-                       expected={a.name: problem.answer_json(a.name) for a in problem.ask})
+        details.update(
+            problem=problem.public_dict(lang),
+            verdict=verdict.to_dict(),
+            answers=answers,
+            expected={a.name: problem.answer_json(a.name) for a in problem.ask},
+        )
     elif question.type in bank_module.CHECKABLE_TYPES and stored is not None:
         try:
             typed = json.loads(stored) if question.type == "ordering" else stored
         except ValueError:
             typed = stored
         check = bank_module.check_answer(question, typed)
-        details.update(check=check, typed=stored,
-                       expected_text=_expected_text(question, check, lang),
-                       wrong_text=_option_texts(question, check.detail.get("wrong", []),
-                                                lang))
+        details.update(
+            check=check,
+            typed=stored,
+            expected_text=_expected_text(question, check, lang),
+            wrong_text=_option_texts(question, check.detail.get("wrong", []), lang),
+        )
     elif question.type == "recall":
         details.update(typed=stored)
     details.update(drill.reveal(question, lang))
@@ -208,8 +247,10 @@ def _expected_text(question, check, lang: str) -> list[str]:
     if question.type == "choice":
         return _option_texts(question, check.detail.get("correct", []), lang)
     if question.type == "ordering":
-        return [f"{n}. {step['text'].get(lang)}"
-                for n, step in enumerate(question.data["steps"], start=1)]
+        return [
+            f"{n}. {step['text'].get(lang)}"
+            for n, step in enumerate(question.data["steps"], start=1)
+        ]
     return [check.expected]
 
 
@@ -223,9 +264,14 @@ def result(review_id: int):
     except NotFound:
         abort(404)
     needs_why = not review.correct and review.explanation is None
-    return render_template("drill/result.html", review=review, needs_why=needs_why,
-                           details=_details(review), error=None,
-                           min_chars=drill.MIN_EXPLANATION_CHARS)
+    return render_template(
+        "drill/result.html",
+        review=review,
+        needs_why=needs_why,
+        details=_details(review),
+        error=None,
+        min_chars=drill.MIN_EXPLANATION_CHARS,
+    )
 
 
 @bp.post("/drill/result/<int:review_id>/explain")
@@ -242,10 +288,15 @@ def explain(review_id: int):
         with transaction():
             drill.explain(session, user, review_id, request.form.get("why", ""))
     except ServiceError as exc:
-        return render_template("drill/result.html", review=review, needs_why=True,
-                               details=_details(review), error=_message(exc),
-                               why=request.form.get("why", ""),
-                               min_chars=drill.MIN_EXPLANATION_CHARS), 400
+        return render_template(
+            "drill/result.html",
+            review=review,
+            needs_why=True,
+            details=_details(review),
+            error=_message(exc),
+            why=request.form.get("why", ""),
+            min_chars=drill.MIN_EXPLANATION_CHARS,
+        ), 400
     return redirect(url_for("drill.result", review_id=review_id))
 
 

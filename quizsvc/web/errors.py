@@ -11,8 +11,9 @@ def wants_json() -> bool:
     if request.path.startswith("/api/"):
         return True
     best = request.accept_mimetypes.best_match(["application/json", "text/html"])
-    return best == "application/json" and request.accept_mimetypes[best] > (
-        request.accept_mimetypes["text/html"]
+    return (
+        best == "application/json"
+        and request.accept_mimetypes[best] > (request.accept_mimetypes["text/html"])
     )
 
 
@@ -32,19 +33,23 @@ def handle_http_error(exc: HTTPException):
         response.status_code = status
         if exc.response is not None:
             response.headers.extend(
-                (k, v) for k, v in exc.response.headers.items()
+                (k, v)
+                for k, v in exc.response.headers.items()
                 if k.lower() in {"retry-after", "www-authenticate"}
             )
         return response
-    return render_template("error.html", status=status, title=exc.name,
-                           message=message), status
+    return render_template(
+        "error.html", status=status, title=exc.name, message=message
+    ), status
 
 
 def handle_unexpected(exc: Exception):
     """Log the traceback and answer a plain 500 without leaking it."""
     from flask import current_app
 
-    current_app.logger.exception("unhandled error on %s %s", request.method, request.path)
+    current_app.logger.exception(
+        "unhandled error on %s %s", request.method, request.path
+    )
     return handle_http_error(InternalServerError())
 
 

@@ -57,22 +57,36 @@ def _weights(d: int, temperature: float, scaled: bool) -> np.ndarray:
 
 @bp.get("/explore")
 def explore():
-    """Show one softmax row and the heatmap for the chosen d, temperature and scaling."""
+    """Show a softmax row and the heatmap for the chosen d, temperature, scaling."""
     d, temperature, scaled = _read_settings()
     weights = _weights(d, temperature, scaled)
     labels = [f"k{j}" for j in range(KEYS)]
-    row_chart = bar_chart_svg(weights[0], labels, title=_("Weights of query q0"),
-                              element_id="explore-row")
+    row_chart = bar_chart_svg(
+        weights[0], labels, title=_("Weights of query q0"), element_id="explore-row"
+    )
     heatmap = heatmap_svg(weights, title=_("Attention weights A"))
     table = []
     for option in D_VALUES:
         with_scale = _weights(option, 1.0, True)[0].max()
         without = _weights(option, 1.0, False)[0].max()
-        table.append({"d": option, "std": float(raw_scores()[option].std()),
-                      "scaled": float(with_scale), "unscaled": float(without)})
+        table.append(
+            {
+                "d": option,
+                "std": float(raw_scores()[option].std()),
+                "scaled": float(with_scale),
+                "unscaled": float(without),
+            }
+        )
     data = {str(option): raw_scores()[option].round(6).tolist() for option in D_VALUES}
     return render_template(
-        "explore.html", d=d, temperature=temperature, scaled=scaled, row_chart=row_chart,
-        heatmap=heatmap, table=table, data=data, d_values=D_VALUES,
+        "explore.html",
+        d=d,
+        temperature=temperature,
+        scaled=scaled,
+        row_chart=row_chart,
+        heatmap=heatmap,
+        table=table,
+        data=data,
+        d_values=D_VALUES,
         temperature_range=TEMPERATURE_RANGE,
     )

@@ -18,6 +18,10 @@ def healthz():
     try:
         get_session().execute(text("SELECT 1"))
     except SQLAlchemyError as exc:
-        return {"status": "error", "database": "unreachable",
-                "message": type(exc).__name__, "version": __version__}, 503
+        return {
+            "status": "error",
+            "database": "unreachable",
+            "message": type(exc).__name__,
+            "version": __version__,
+        }, 503
     return {"status": "ok", "database": "ok", "version": __version__}

@@ -51,7 +51,10 @@ def _parse(form: LabForm) -> dict[str, np.ndarray]:
             form.errors[name] = _(
                 "%(name)s is %(rows)d×%(cols)d; the lab takes at most %(limit)d rows "
                 "and columns",
-                name=name, rows=matrix.shape[0], cols=matrix.shape[1], limit=limit,
+                name=name,
+                rows=matrix.shape[0],
+                cols=matrix.shape[1],
+                limit=limit,
             )
             continue
         parsed[name] = matrix
@@ -76,15 +79,22 @@ def lab():
     trace: AttentionTrace | None = None
     if not form.errors:
         try:
-            trace = attention(parsed["q"], parsed["k"], parsed["v"],
-                              mask=parsed.get("mask"), causal=form.causal)
+            trace = attention(
+                parsed["q"],
+                parsed["k"],
+                parsed["v"],
+                mask=parsed.get("mask"),
+                causal=form.causal,
+            )
         except AttentionInputError as exc:
             form.errors[_field_of(exc)] = str(exc)
     heatmap = None
     if trace is not None:
-        heatmap = heatmap_svg(trace.weights, title=_("Attention weights A"),
-                              masked=trace.masked)
+        heatmap = heatmap_svg(
+            trace.weights, title=_("Attention weights A"), masked=trace.masked
+        )
     status = 400 if form.errors else 200
     d = parsed["q"].shape[-1] if trace is not None else None
-    return render_template("lab.html", form=form, trace=trace, heatmap=heatmap,
-                           d=d), status
+    return render_template(
+        "lab.html", form=form, trace=trace, heatmap=heatmap, d=d
+    ), status
