@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from quizsvc.cli import main
-from quizsvc.engine import attention, causal_mask
+from quizsvc.engine import attention, attention_steps, causal_mask
 from quizsvc.problems import (
     KINDS,
     LEVELS,
@@ -21,7 +21,7 @@ from quizsvc.problems import (
     generate,
 )
 from quizsvc.problems.kinds import QKV_MISTAKES
-from quizsvc.problems.pipelines import batched_attention, qkv_pipelines
+from quizsvc.problems.pipelines import qkv_pipelines
 
 ISSUE_KINDS = {
     "scores",
@@ -243,13 +243,13 @@ def test_answers_are_the_engines_results(kind, level, seed):
 def test_the_batched_fast_path_is_the_engine_bit_for_bit(
     p, tq, tk, d, dv, seed, masked
 ):
-    """Does batched_attention return exactly what engine.attention returns?"""
+    """Does the unchecked batch path return exactly what engine.attention does?"""
     rng = np.random.default_rng(seed)
     q = rng.integers(-20, 21, (p, tq, d)) / 10
     k = rng.integers(-20, 21, (tk, d)) / 10
     v = rng.integers(-20, 21, (tk, dv)) / 10
     mask = np.where(rng.random((p, tq, tk)) < 0.4, -np.inf, 0.0) if masked else None
-    fast = batched_attention(q, k, v, mask)
+    fast = attention_steps(q, k, v, mask)
     trace = attention(q, k, v, mask=mask, scale=1.0)
     for name in ("scores", "exp", "weights", "output", "undefined_rows"):
         np.testing.assert_array_equal(getattr(fast, name), getattr(trace, name))

@@ -9,11 +9,11 @@ derived from that batch's intermediates with a few array operations. Results
 are kept stacked, pipeline first, so the generator and the grader compare
 against all pipelines at once.
 
-The batch runs through `batched_attention`, which is `engine.attention`'s
-arithmetic, operation for operation, without the engine's input checks: here
-the inputs are generated, finite and well shaped, and the checks cost four
-times the arithmetic on these small matrices. Tests assert that it returns
-bit-for-bit what `engine.attention` returns.
+The batch runs through `engine.attention_steps`, the engine's arithmetic
+without its input checks: here the inputs are generated, finite and well
+shaped, and the checks cost four times the arithmetic on these small
+matrices. Tests assert that the results are bit-for-bit what
+`engine.attention` returns.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from quizsvc.engine import attention_steps
 from quizsvc.engine import causal_mask as _engine_causal_mask
 
 # The catalog order: names are part of the API and appear in exports.
@@ -142,47 +143,6 @@ def causal_mask(tq: int, tk: int) -> np.ndarray:
     return mask
 
 
-@dataclass
-class Batch:
-    """The intermediates of a batched attention computation (engine names)."""
-
-    scores: np.ndarray
-    exp: np.ndarray
-    weights: np.ndarray
-    output: np.ndarray | None
-    undefined_rows: np.ndarray
-
-
-def batched_attention(
-    q: np.ndarray,
-    k: np.ndarray,
-    v: np.ndarray | None,
-    additive: np.ndarray | None,
-    scale: float | np.ndarray = 1.0,
-) -> Batch:
-    """softmax(Q·Kᵀ·scale + M)·V for trusted inputs, as `engine.attention` does.
-
-    q [..., Tq, d], k [..., Tk, d], v [..., Tk, dv], additive mask broadcastable
-    to the scores or None, scale a number or one per leading entry [B, 1, 1].
-    Same operations in the same order as the engine, so the results are
-    identical to `engine.attention(q, k, v, mask=additive, scale=scale)`.
-    With v None the output is left out (the caller multiplies later).
-    """
-    scores = (q @ np.swapaxes(k, -1, -2)) * scale
-    if additive is not None:
-        scores = scores + additive
-    row_max = scores.max(axis=-1)
-    undefined = row_max == -np.inf
-    shift = np.where(undefined, 0.0, row_max)
-    exp = np.exp(scores - shift[..., None])
-    denom = exp.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        weights = exp / denom[..., None]
-    if undefined.any():
-        weights[undefined] = np.nan
-    return Batch(scores, exp, weights, None if v is None else weights @ v, undefined)
-
-
 # ---------------------------------------------------------------------------
 # Pipelines from Q, K, V.
 
@@ -297,7 +257,7 @@ def qkv_pipelines(
     else:
         mask = None if full.all() else np.where(full, 0.0, -np.inf)
     row_scale = np.array([factors.get(n, scale) for n in rows])
-    trace = batched_attention(q, keys, None, mask, row_scale[:, None, None])
+    trace = attention_steps(q, keys, None, mask, row_scale[:, None, None])
 
     correct_scores = trace.scores[0]
     undefined = trace.undefined_rows[0]
@@ -398,11 +358,11 @@ def score_pipelines(
     eye = _identity(tk)
     values_v = eye if v is None else v
     if masked:
-        trace = batched_attention(
+        trace = attention_steps(
             np.where(hidden, 0.0, scores), eye, None, np.where(hidden, -np.inf, 0.0)
         )
     else:
-        trace = batched_attention(scores, eye, None, None)
+        trace = attention_steps(scores, eye, None, None)
     undefined = trace.undefined_rows
     weights = [trace.weights]
     if "softmax_over_queries" in names:
