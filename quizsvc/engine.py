@@ -188,6 +188,27 @@ def _additive_mask(mask: Any, batch: tuple[int, ...], tq: int, tk: int) -> np.nd
     return additive
 
 
+# How many axes of each intermediate follow the batch axes.
+_TRAILING_AXES = {
+    "scores": 2,
+    "exp": 2,
+    "weights": 2,
+    "row_max": 1,
+    "denom": 1,
+    "undefined_rows": 1,
+}
+
+
+def _overflowed(scores: np.ndarray, additive: np.ndarray | None) -> bool:
+    """True when a score is NaN or ±inf for a reason other than the mask."""
+    bad = np.isnan(scores) | np.isposinf(scores)
+    if additive is None:
+        bad |= np.isneginf(scores)
+    else:
+        bad |= np.isneginf(scores) & ~np.isneginf(additive)
+    return bool(bad.any())
+
+
 def attention(
     q: Any,
     k: Any,
@@ -239,30 +260,23 @@ def attention(
         hidden = np.where(causal_mask(tq, tk), 0.0, -np.inf)
         additive = hidden if additive is None else additive + hidden
     steps = attention_steps(q, k, v, additive, scale / temperature)
-    overflowed = np.isnan(steps.scores) | np.isposinf(steps.scores)
-    if additive is None:
-        overflowed |= np.isneginf(steps.scores)
-    else:
-        overflowed |= np.isneginf(steps.scores) & ~np.isneginf(additive)
-    if overflowed.any():
+    if not np.isfinite(steps.scores).all() and _overflowed(steps.scores, additive):
         raise NonFiniteInputError(
             "q·kᵀ overflowed float64; rescale q and k to smaller magnitudes"
         )
     if strict and steps.undefined_rows.any():
-        rows = [tuple(int(i) for i in idx) for idx in np.argwhere(steps.undefined_rows)]
-        raise FullyMaskedRowError(rows)
+        where = np.argwhere(steps.undefined_rows)
+        raise FullyMaskedRowError([tuple(int(i) for i in idx) for idx in where])
+    arrays = steps._asdict()
     # v (or the mask) may bring leading axes the scores lack; every
     # intermediate is shown with the full batch shape.
     batch = steps.output.shape[:-2]
-    arrays = {
-        "scores": np.broadcast_to(steps.scores, (*batch, tq, tk)),
-        "row_max": np.broadcast_to(steps.row_max, (*batch, tq)),
-        "exp": np.broadcast_to(steps.exp, (*batch, tq, tk)),
-        "denom": np.broadcast_to(steps.denom, (*batch, tq)),
-        "weights": np.broadcast_to(steps.weights, (*batch, tq, tk)),
-        "output": steps.output,
-        "undefined_rows": np.broadcast_to(steps.undefined_rows, (*batch, tq)),
-    }
+    if steps.scores.shape[:-2] != batch:
+        for name, trailing in _TRAILING_AXES.items():
+            array = arrays[name]
+            arrays[name] = np.broadcast_to(
+                array, (*batch, *array.shape[array.ndim - trailing :])
+            )
     for array in arrays.values():
         array.flags.writeable = False
     return AttentionTrace(**arrays, scale=scale, temperature=temperature)
