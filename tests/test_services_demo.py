@@ -41,6 +41,16 @@ def test_seeded_histories_are_consistent_with_their_cards(
         assert [r.reviewed_at for r in log] == sorted(r.reviewed_at for r in log)
 
 
+def test_many_reviews_per_card_stay_within_the_span(db_engine, db_session, small_bank):
+    """Do hundreds of reviews of the same few cards still fit before now?"""
+    sync_bank(db_session, small_bank, now=T0)
+    db_session.commit()
+    summary = seed_demo_data(db_engine, learners=1, reviews=2_000, now=T0)
+    assert summary.reviews == 2_000
+    latest = db_session.scalar(select(func.max(Review.reviewed_at)))
+    assert latest <= T0
+
+
 def test_seeded_learners_work_like_any_other(db_engine, db_session, small_bank):
     """Can a seeded learner get a queue and record an answer afterwards?"""
     sync_bank(db_session, small_bank, now=T0)

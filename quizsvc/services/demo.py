@@ -184,13 +184,14 @@ def _learner_history(
     span = timedelta(days=days)
     for item_index, count in zip(items, counts, strict=True):
         start = now - span * rng.uniform(0.3, 1.0)
-        # Minutes apart on the first day, then gaps that grow about 2.2× a time.
+        # Minutes apart on the first day, then gaps that grow about 2.2× a time
+        # (capped: a card with many reviews would otherwise overflow timedelta).
         gaps = [
             timedelta(minutes=float(rng.uniform(1, 15)))
             for _ in range(min(2, count - 1))
         ]
         gaps += [
-            timedelta(days=float(1.2 * 2.2**i * rng.uniform(0.7, 1.3)))
+            timedelta(days=float(1.2 * 2.2 ** min(i, 10) * rng.uniform(0.7, 1.3)))
             for i in range(count - 1 - len(gaps))
         ]
         total = sum(gaps, timedelta(0))
