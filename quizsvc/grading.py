@@ -836,7 +836,15 @@ def _feedback(
             "zh-CN": f"另外，在{other['zh-CN']} 这一步：{explanation['zh-CN']}",
             "en": f"Also, in the {other['en']}: {english}",
         }
-    elif any(s.result.consistent_with_previous and not s.result.correct for s in later):
+    elif any(
+        s.result.consistent_with_previous and not s.result.correct for s in later
+    ) and all(
+        s.result.correct or s.result.consistent_with_previous
+        for s in later
+        if s.result.answered
+    ):
+        # Only when every later step holds up: "your later steps follow" must
+        # not be said of an output that is wrong on its own terms too.
         closing = {
             "zh-CN": f"后面的步骤与你自己算出的{label['zh-CN']} 前后一致，已经给分。",
             "en": f"Your later steps follow correctly from your own {label['en']} "

@@ -257,6 +257,15 @@ def test_a_slip_carried_forward_earns_the_later_steps():
     assert "follow correctly from your own scores S" in verdict.feedback["en"]
 
 
+def test_a_later_step_wrong_on_its_own_terms_is_not_praised():
+    """If A follows from the learner's S but O does not, is O still called wrong?"""
+    verdict = grade(LESSON, {"S": "0.6 0", "A": "0.6457 0.3543", "O": "0.9 0.1"})
+    _s, a, o = verdict.steps
+    assert a.consistent_with_previous and not o.consistent_with_previous
+    assert "follow correctly" not in verdict.feedback["en"]
+    assert "后面的步骤" not in verdict.feedback["zh-CN"]
+
+
 def test_a_mistake_made_on_top_of_an_earlier_slip_is_still_named():
     """If S has a slip and A forgets to normalize it, is the mistake named at A?"""
     verdict = grade(LESSON, {"S": "0.6 0", "A": "1 0.5488", "O": "1 1.0976"})
