@@ -421,3 +421,24 @@ class MiniBank:
 def mini_bank(tmp_path):
     """A writer of small TOML banks in tmp_path: .lesson/.questions texts, .write()."""
     return MiniBank(tmp_path)
+
+
+# --- learners for tests of the pages and the API -------------------------------
+
+
+@pytest.fixture
+def learner(app):
+    """The id of a learner "ana" in the requesting module's `app`."""
+    from tests.webutil import make_learner
+
+    return make_learner(app, "ana")
+
+
+@pytest.fixture
+def learner_client(app, learner):
+    """A test client signed in as the learner."""
+    from tests.webutil import sign_in
+
+    client = app.test_client()
+    sign_in(client, "ana")
+    return client

@@ -7,7 +7,8 @@ from sqlalchemy import func, select
 
 from quizsvc.db import get_session
 from quizsvc.models import Review
-from tests.webutil import PASSWORD, make_learner, open_for, sign_in, sync_real_bank
+from tests.learnerutil import sync_real_bank
+from tests.webutil import PASSWORD, make_learner, open_for, sign_in
 
 CHOICE = "l16-qkv-which-carries-content"
 
@@ -19,15 +20,8 @@ def app(db_app):
 
 
 @pytest.fixture
-def learner(app):
-    return make_learner(app, "ana")
-
-
-@pytest.fixture
-def api(app, learner):
-    client = app.test_client()
-    sign_in(client, "ana")
-    return client
+def api(learner_client):
+    return learner_client
 
 
 def reviews(app) -> int:

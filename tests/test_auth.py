@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.webutil import PASSWORD, csrf_token, make_learner, sync_real_bank
+from tests.learnerutil import sync_real_bank
+from tests.webutil import PASSWORD, csrf_token, make_learner
 
 
 @pytest.fixture

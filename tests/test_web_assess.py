@@ -23,15 +23,8 @@ def app(db_app):
 
 
 @pytest.fixture
-def learner(app):
-    return make_learner(app, "ana")
-
-
-@pytest.fixture
-def client(app, learner):
-    client = app.test_client()
-    sign_in(client, "ana")
-    return client
+def client(learner_client):
+    return learner_client
 
 
 def stored(app, user_id: int) -> list[tuple[str, int, str | None]]:

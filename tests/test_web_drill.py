@@ -10,7 +10,8 @@ from sqlalchemy import func, select
 from quizsvc import problems
 from quizsvc.db import get_session
 from quizsvc.models import Review
-from tests.webutil import make_learner, open_for, sign_in, sync_real_bank
+from tests.learnerutil import sync_real_bank
+from tests.webutil import make_learner, open_for, sign_in
 
 CHOICE = "l16-qkv-which-carries-content"  # V is the right option ("c")
 CHOICE_NOTE = "l16-qkv-roles"
@@ -24,15 +25,8 @@ def app(db_app):
 
 
 @pytest.fixture
-def learner(app):
-    return make_learner(app, "ana")
-
-
-@pytest.fixture
-def client(app, learner):
-    client = app.test_client()
-    sign_in(client, "ana")
-    return client
+def client(learner_client):
+    return learner_client
 
 
 def review_count(app) -> int:

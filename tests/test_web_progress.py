@@ -10,7 +10,7 @@ import pytest
 from quizsvc import grading
 from quizsvc.web.charts import calendar_heatmap_svg, column_chart_svg, labelled_bars_svg
 from tests.learnerutil import generated_question, graded_item, record, sync_real_bank
-from tests.webutil import make_learner, sign_in
+from tests.webutil import make_learner
 
 
 @pytest.fixture
@@ -21,15 +21,8 @@ def app(db_app):
 
 
 @pytest.fixture
-def learner(app):
-    return make_learner(app, "ana")
-
-
-@pytest.fixture
-def client(app, learner):
-    client = app.test_client()
-    sign_in(client, "ana")
-    return client
+def client(learner_client):
+    return learner_client
 
 
 def record_all(app, user_id: int, answers: list[tuple]) -> None:

@@ -1,25 +1,15 @@
-"""Helpers for tests of the pages and the API: a synced bank, learners, open items."""
+"""Helpers for tests of the pages and the API: learners, sign-in, open items."""
 
 from __future__ import annotations
 
 import re
 
-from quizsvc import bank
 from quizsvc.auth import register
 from quizsvc.db import get_session
 from quizsvc.models import User
-from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.reviews import open_item
 
 PASSWORD = "correct horse battery"
-
-
-def sync_real_bank(app) -> None:
-    """Load questions/ into the app's database."""
-    with app.app_context():
-        session = get_session()
-        sync_bank(session, bank.load())
-        session.commit()
 
 
 def make_learner(app, username: str) -> int:
