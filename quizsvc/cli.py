@@ -14,6 +14,11 @@ import numpy as np
 from flask.cli import ScriptInfo, routes_command, shell_command
 
 from quizsvc import create_app
+from quizsvc.commands.db import db_group, questions_sync_command
+from quizsvc.commands.demo import demo_data_command
+from quizsvc.commands.fsrs import fsrs_group
+from quizsvc.commands.problems import check_command, problem_command
+from quizsvc.commands.questions import questions as questions_group
 from quizsvc.engine import AttentionInputError, attention
 from quizsvc.formatting import format_matrix
 from quizsvc.parsing import MatrixFormatError, parse_matrix
@@ -160,20 +165,10 @@ def run() -> None:  # pragma: no cover - thin wrapper used by `python -m quizsvc
 
 
 # Feature commands live in quizsvc/commands/<feature>.py; register them here.
-from quizsvc.commands.questions import questions as questions_group  # noqa: E402
-
 main.add_command(questions_group)
-from quizsvc.commands.db import db_group, questions_sync_command  # noqa: E402
-
-main.add_command(db_group)
 questions_group.add_command(questions_sync_command)
-from quizsvc.commands.fsrs import fsrs_group  # noqa: E402
-
+main.add_command(db_group)
 main.add_command(fsrs_group)
-from quizsvc.commands.demo import demo_data_command  # noqa: E402
-
 main.add_command(demo_data_command)
-from quizsvc.commands.problems import check_command, problem_command  # noqa: E402
-
 main.add_command(problem_command)
 main.add_command(check_command)
