@@ -98,59 +98,58 @@ def _retire(
             report.retired[kind].append(ident)
 
 
+def _upsert(
+    session: Session,
+    model: type[Lesson] | type[Skill],
+    kind: str,
+    wanted: dict[str, dict[str, Any]],
+    now: datetime,
+    report: SyncReport,
+) -> None:
+    """Add, update in place, or retire rows of `model` to match `wanted` by id."""
+    rows = {row.id: row for row in session.scalars(select(model))}
+    for ident, values in wanted.items():
+        digest = _digest(values)
+        row = rows.get(ident)
+        if row is None:
+            session.add(model(id=ident, content_hash=digest, synced_at=now, **values))
+            report.added[kind].append(ident)
+            continue
+        changed = row.content_hash != digest
+        if changed:
+            for name, value in values.items():
+                setattr(row, name, value)
+            row.content_hash, row.synced_at = digest, now
+        _note(report, kind, row, ident, changed)
+    _retire(report, kind, rows, wanted, now)
+    session.flush()
+
+
 def _sync_lessons(session: Session, bank: Bank, now: datetime, report: SyncReport):
-    rows = {row.id: row for row in session.scalars(select(Lesson))}
-    for position, lesson in enumerate(bank.lessons.values()):
-        values = {
+    wanted = {
+        lesson.id: {
             "number": lesson.number,
             "title": dict(lesson.title),
             "summary": dict(lesson.summary),
             "prerequisites": list(lesson.prerequisites),
             "position": position,
         }
-        digest = _digest(values)
-        row = rows.get(lesson.id)
-        if row is None:
-            session.add(
-                Lesson(id=lesson.id, content_hash=digest, synced_at=now, **values)
-            )
-            report.added["lessons"].append(lesson.id)
-            continue
-        changed = row.content_hash != digest
-        if changed:
-            for name, value in values.items():
-                setattr(row, name, value)
-            row.content_hash, row.synced_at = digest, now
-        _note(report, "lessons", row, lesson.id, changed)
-    _retire(report, "lessons", rows, bank.lessons, now)
-    session.flush()
+        for position, lesson in enumerate(bank.lessons.values())
+    }
+    _upsert(session, Lesson, "lessons", wanted, now, report)
 
 
 def _sync_skills(session: Session, bank: Bank, now: datetime, report: SyncReport):
-    rows = {row.id: row for row in session.scalars(select(Skill))}
-    for skill in bank.skills.values():
-        values = {
+    wanted = {
+        skill.id: {
             "lesson_id": skill.lesson_id,
             "position": skill.order,
             "title": dict(skill.title),
             "can_do": dict(skill.can_do),
         }
-        digest = _digest(values)
-        row = rows.get(skill.id)
-        if row is None:
-            session.add(
-                Skill(id=skill.id, content_hash=digest, synced_at=now, **values)
-            )
-            report.added["skills"].append(skill.id)
-            continue
-        changed = row.content_hash != digest
-        if changed:
-            for name, value in values.items():
-                setattr(row, name, value)
-            row.content_hash, row.synced_at = digest, now
-        _note(report, "skills", row, skill.id, changed)
-    _retire(report, "skills", rows, bank.skills, now)
-    session.flush()
+        for skill in bank.skills.values()
+    }
+    _upsert(session, Skill, "skills", wanted, now, report)
 
 
 def _sync_items(session: Session, bank: Bank, now: datetime, report: SyncReport):
