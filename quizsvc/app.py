@@ -96,6 +96,7 @@ def register_blueprints(app: Flask) -> None:
         explore,
         filters,
         health,
+        home,
         lab,
         practice,
         progress,
@@ -105,6 +106,7 @@ def register_blueprints(app: Flask) -> None:
     filters.init_app(app)
     for blueprint in (
         health.bp,
+        home.bp,
         lab.bp,
         explore.bp,
         auth.bp,

@@ -56,3 +56,15 @@ def test_unknown_page_is_a_readable_404(client):
     assert "<html" in response.get_data(as_text=True)
     api = client.get("/api/v1/no-such-thing")
     assert api.status_code == 404 and api.json["error"] == "not_found"
+
+
+def test_front_page_welcomes_visitors_and_sends_learners_to_today(db_app):
+    from tests.webutil import make_learner, sign_in
+
+    client = db_app.test_client()
+    page = client.get("/")
+    assert page.status_code == 200 and 'id="home-register"' in page.get_data(as_text=True)
+    make_learner(db_app, "ana")
+    sign_in(client, "ana")
+    response = client.get("/")
+    assert response.status_code == 302 and response.location.endswith("/today")

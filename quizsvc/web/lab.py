@@ -70,7 +70,6 @@ def _field_of(exc: AttentionInputError) -> str:
     return "k"
 
 
-@bp.get("/")
 @bp.get("/lab")
 def lab():
     """Show the lab with the lesson's example, or with the learner's matrices."""
