@@ -63,8 +63,17 @@ def test_front_page_welcomes_visitors_and_sends_learners_to_today(db_app):
 
     client = db_app.test_client()
     page = client.get("/")
-    assert page.status_code == 200 and 'id="home-register"' in page.get_data(as_text=True)
+    assert page.status_code == 200
+    assert 'id="home-register"' in page.get_data(as_text=True)
     make_learner(db_app, "ana")
     sign_in(client, "ana")
     response = client.get("/")
     assert response.status_code == 302 and response.location.endswith("/today")
+
+
+def test_error_pages_speak_the_learners_language(client):
+    page = client.post("/login", data={"username": "x" * 400_000})
+    assert page.status_code == 413
+    assert "你提交的内容太大了" in page.get_data(as_text=True)
+    english = client.get("/no-such-page?lang=en").get_data(as_text=True)
+    assert "There is nothing at this address." in english

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import Flask, jsonify, render_template, request
+from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 
@@ -24,6 +25,25 @@ def error_code(exc: HTTPException) -> str:
     )
 
 
+# Page titles and, where werkzeug's generic English text would be shown, a
+# message in the learner's language.
+_PAGE_TEXT = {
+    400: (_l("Bad request"), _l("The request could not be read.")),
+    403: (_l("Forbidden"), _l("You may not open this page.")),
+    404: (_l("Not found"), _l("There is nothing at this address.")),
+    405: (_l("Method not allowed"), _l("This page cannot be used that way.")),
+    413: (_l("Too large"), _l("What you sent is too large.")),
+    429: (
+        _l("Too many attempts"),
+        _l("Too many attempts; wait a minute and try again."),
+    ),
+    500: (
+        _l("Server error"),
+        _l("Something went wrong on our side; please try again."),
+    ),
+}
+
+
 def handle_http_error(exc: HTTPException):
     """Render an HTTP error for whoever asked."""
     status = exc.code or 500
@@ -38,8 +58,11 @@ def handle_http_error(exc: HTTPException):
                 if k.lower() in {"retry-after", "www-authenticate"}
             )
         return response
+    title, generic = _PAGE_TEXT.get(status, (exc.name, None))
+    if generic is not None and exc.description == type(exc).description:
+        message = generic
     return render_template(
-        "error.html", status=status, title=exc.name, message=message
+        "error.html", status=status, title=title, message=message
     ), status
 
 
