@@ -599,9 +599,18 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     )
 
 
+def _agreement(a: np.ndarray, b: np.ndarray, tolerance) -> tuple[np.ndarray, bool]:
+    """Cell-wise agreement as `_close` gives it, and whether every cell agrees."""
+    near = np.abs(a - b) <= tolerance
+    if near.all():  # the usual case: no need to look at ±inf and NaN
+        return near, True
+    near |= (a == b) | (np.isnan(a) & np.isnan(b))
+    return near, bool(near.all())
+
+
 def _close(a: np.ndarray, b: np.ndarray, tolerance) -> np.ndarray:
     """Cell-wise agreement within tolerance; ±inf and NaN must match exactly."""
-    return (np.abs(a - b) <= tolerance) | (a == b) | (np.isnan(a) & np.isnan(b))
+    return _agreement(a, b, tolerance)[0]
 
 
 def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_Step]:
@@ -658,8 +667,9 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
                 if derived is not None:
                     consistent = derived.shape == x.shape
                     if consistent:
-                        carried = _close(x, derived, tolerance[spans[i][0]])
-                        consistent = bool(carried.all())
+                        carried, consistent = _agreement(
+                            x, derived, tolerance[spans[i][0]]
+                        )
         if not fits[i]:
             steps.append(_off_shape_step(problem, ask, x, consistent, count))
             continue

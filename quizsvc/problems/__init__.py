@@ -10,6 +10,7 @@ diagnosis always means something. Pure NumPy and standard library.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,6 +108,12 @@ class _Layout:
     margin: np.ndarray
     tolerance: np.ndarray
     transposable: tuple[str, ...]
+    # The "transposed" mistake's cells, read from the correct row: cell i of
+    # the mirrored row is cell mirror_index[i] of the correct one.
+    mirror_index: np.ndarray | None
+    # Spans of non-square matrices, whose transpose has another shape: the
+    # mirrored row holds 0 there and no answer of the expected shape matches.
+    never: tuple[tuple[int, int], ...]
 
 
 @functools.lru_cache(maxsize=512)
@@ -117,63 +124,86 @@ def _layout(signature: tuple, precision: int, transposed: bool) -> _Layout:
     unit_margin = 10.0 * 10.0**-precision
     unit_tolerance = tolerance_for(precision)
     margin, tolerance, spans, start = [], [], [], 0
-    for _, exact, _, size in signature:
+    for _, exact, _, shape in signature:
+        size = math.prod(shape)
         margin += [0.5 if exact else unit_margin] * size
         tolerance += [1e-9 if exact else unit_tolerance] * size
         spans.append((start, start + size))
         start += size
     transposable = tuple(n for n, _, t, _ in signature if t) if transposed else ()
+    mirror_index, never = None, []
+    if transposable:
+        mirror = []
+        for (name, _, _, shape), (lo, hi) in zip(signature, spans, strict=True):
+            cells = np.arange(lo, hi)
+            if name in transposable:
+                if shape[0] == shape[1]:
+                    cells = cells.reshape(shape).T.ravel()
+                else:
+                    never.append((lo, hi))
+            mirror.append(cells)
+        mirror_index = np.concatenate(mirror)
     return _Layout(
         tuple(spans),
         np.array([lo for lo, _ in spans]),
         np.array(margin),
         np.array(tolerance),
         transposable,
+        mirror_index,
+        tuple(never),
     )
+
+
+@functools.lru_cache(maxsize=512)
+def _misconceptions(names: tuple[str, ...], virtual: tuple[str, ...]):
+    """The mistakes among these pipelines, in catalog order."""
+    found = (n for n in (*names, *virtual) if n != "correct")
+    return tuple(sorted(found, key=RANK.__getitem__))
 
 
 def _finish(kind: str, seed: int, level: int, draft) -> Problem:
     """Check that the mistakes are told apart, then freeze the problem."""
     runs = draft.runs
     stacks = {a.name: runs.values[a.name] for a in draft.ask}
-    count = len(runs.names)
+    names = tuple(runs.names)
+    count = len(names)
     signature = tuple(
-        (a.name, a.exact, a.transposable, stacks[a.name][0].size) for a in draft.ask
+        (a.name, a.exact, a.transposable, stacks[a.name].shape[1:]) for a in draft.ask
     )
     layout = _layout(
-        signature, draft.precision, draft.transposed and "transposed" not in runs.names
-    )
-    flat = np.concatenate(
-        [stacks[a.name].reshape(count, -1) for a in draft.ask], axis=1
+        signature, draft.precision, draft.transposed and "transposed" not in names
     )
 
-    # The "transposed" mistake: the same numbers, matrices written transposed.
-    # A non-square one then has another shape, which an answer of the expected
-    # shape never matches (the grader checks the other shape directly).
-    mirrored, never = None, []
-    if layout.transposable:
-        mirrored = np.empty(flat.shape[1])
-        for ask, (lo, hi) in zip(draft.ask, layout.spans, strict=True):
-            truth = stacks[ask.name][0]
-            if ask.name not in layout.transposable:
-                mirrored[lo:hi] = truth.ravel()
-            elif truth.shape[0] == truth.shape[1]:
-                mirrored[lo:hi] = truth.T.ravel()
-            else:
-                mirrored[lo:hi] = 0.0
-                never.append((lo, hi))
-    require_distinct(runs.names, flat, layout.margin, None if never else mirrored)
+    # One row per pipeline (and the "transposed" mistake last), all asks side
+    # by side: the generator checks that all rows differ, and the grader
+    # compares an answer with every one of them at once.
+    mirrored = layout.mirror_index is not None
+    flat = np.empty((count + mirrored, len(layout.margin)))
+    np.concatenate(
+        [stacks[a.name].reshape(count, -1) for a in draft.ask],
+        axis=1,
+        out=flat[:count],
+    )
+    virtual = ()
+    if mirrored:
+        # The "transposed" mistake: the same numbers, matrices written
+        # transposed. A non-square one then has another shape, which an answer
+        # of the expected shape never matches (the grader checks the other
+        # shape directly), so that row is not checked then.
+        virtual = ("transposed",)
+        flat[count] = flat[0, layout.mirror_index]
+        for lo, hi in layout.never:
+            flat[count, lo:hi] = 0.0
+    checked = (*names, *virtual) if not layout.never else names
+    require_distinct(checked, flat[: len(checked)], layout.margin)
     for array in stacks.values():
         array.flags.writeable = False
-    virtual = ("transposed",) if mirrored is not None else ()
     grading = {
-        # One row per pipeline (and the transposed one last), all asks side by
-        # side: the grader compares an answer with every pipeline at once.
-        "flat": flat if mirrored is None else np.concatenate([flat, mirrored[None]]),
+        "flat": flat,
         "starts": layout.starts,
         "spans": layout.spans,
         "cell_tolerance": layout.tolerance,
-        "never": never,
+        "never": list(layout.never),
     }
     return Problem(
         kind=kind,
@@ -183,19 +213,14 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
         ask=draft.ask,
         precision=draft.precision,
         prompt=draft.prompt,
-        names=tuple(runs.names),
+        names=names,
         stacks=stacks,
         virtual=virtual,
         context={
             **draft.context,
             "rank": RANK,
             "grading": grading,
-            "misconceptions": tuple(
-                sorted(
-                    (n for n in (*runs.names, *virtual) if n != "correct"),
-                    key=RANK.__getitem__,
-                )
-            ),
+            "misconceptions": _misconceptions(names, virtual),
         },
     )
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import numpy as np
-from numpy.random import PCG64, Generator
+from numpy.random import PCG64
 
 T = TypeVar("T")
 
@@ -28,7 +28,7 @@ class Draws:
             raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
         if seed < 0:
             raise ValueError(f"seed must be ≥ 0; got {seed}")
-        self._bits = Generator(PCG64(int(seed))).bit_generator
+        self._bits = PCG64(int(seed))
 
     def integer(self, low: int, high: int) -> int:
         """Return one integer in [low, high], both ends included."""
@@ -40,19 +40,27 @@ class Draws:
             if word < limit:
                 return low + word % span
 
+    def integer_list(self, low: int, high: int, count: int) -> list[int]:
+        """Return `count` integers in [low, high] as a Python list."""
+        span = high - low + 1
+        limit = _TWO_64 - _TWO_64 % span
+        # Python integers: for the few entries a problem needs, cheaper than a
+        # chain of NumPy calls on a tiny array.
+        words = self._bits.random_raw(count).tolist()
+        # Redraw rejected words in place, in index order, until none is left.
+        bad = [i for i, word in enumerate(words) if word >= limit]
+        while bad:
+            for i, word in zip(
+                bad, self._bits.random_raw(len(bad)).tolist(), strict=True
+            ):
+                words[i] = word
+            bad = [i for i in bad if words[i] >= limit]
+        return [low + word % span for word in words]
+
     def integers(self, low: int, high: int, shape: tuple[int, ...]) -> np.ndarray:
         """Return an int64 array of the given shape, entries in [low, high]."""
-        count = math.prod(shape)
-        span = high - low + 1
-        words = self._bits.random_raw(count)
-        if _TWO_64 % span:
-            limit = np.uint64(_TWO_64 - _TWO_64 % span)
-            bad = words >= limit
-            while bad.any():
-                words[bad] = self._bits.random_raw(int(bad.sum()))
-                bad = words >= limit
-        values = (words % np.uint64(span)).astype(np.int64) + low
-        return values.reshape(shape)
+        values = self.integer_list(low, high, math.prod(shape))
+        return np.array(values, dtype=np.int64).reshape(shape)
 
     def choice(self, options: Sequence[T]) -> T:
         """Return one of the options, each equally likely."""

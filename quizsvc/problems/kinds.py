@@ -121,14 +121,22 @@ _QKV_ASK = {"visible": "visible", "S": "scores", "A": "weights", "O": "output"}
 
 def _entries(draws: Draws, level: Level, shape: tuple[int, ...]) -> np.ndarray:
     """Matrix entries for this level: small integers, or one-decimal numbers."""
-    values = draws.integers(level.low, level.high, shape).astype(np.float64)
+    return _as_entries(
+        draws.integer_list(level.low, level.high, math.prod(shape)), level, shape
+    )
+
+
+def _as_entries(draw: list[int], level: Level, shape: tuple[int, ...]) -> np.ndarray:
+    """Drawn integers as this level's entries: as they are, or in tenths."""
+    values = np.array(draw, dtype=np.float64).reshape(shape)
     return values / 10.0 if level.tenths else values
 
 
 def _partial_visibility(draws: Draws, tq: int, tk: int) -> np.ndarray:
     """A random mask hiding about a third of the cells, never a whole row."""
-    visible = draws.integers(0, 2, (tq, tk)) > 0
-    counts = visible.sum(axis=1).tolist()
+    draw = draws.integer_list(0, 2, tq * tk)
+    visible = np.array(draw, dtype=np.int64).reshape(tq, tk) > 0
+    counts = [sum(1 for x in draw[r * tk : (r + 1) * tk] if x) for r in range(tq)]
     for row, count in enumerate(counts):
         if not count:
             visible[row, draws.integer(0, tk - 1)] = True
@@ -146,9 +154,9 @@ _MAX_REDRAWS = 20
 def _values(draws: Draws, level: Level, tk: int, dv: int) -> np.ndarray:
     """V [Tk, dv] with at least two different rows, so that O depends on A."""
     for _ in range(_MAX_REDRAWS):
-        v = _entries(draws, level, (tk, dv))
-        if (v != v[0]).any():
-            return v
+        draw = draws.integer_list(level.low, level.high, tk * dv)
+        if draw != draw[:dv] * tk:  # some row differs from the first
+            return _as_entries(draw, level, (tk, dv))
     raise Degenerate("the value rows stay equal")
 
 
@@ -175,11 +183,23 @@ def _by_level(draws: Draws, level: Level, options: dict[int, tuple[int, ...]]) -
     return draws.choice(options[level.number])
 
 
-def _tied_row_indices(scores: np.ndarray) -> list[int]:
-    """Rows whose largest visible score occurs twice (ties break hard_argmax)."""
+def _tied_row_indices(
+    scores: np.ndarray, visible: np.ndarray | None = None
+) -> list[int]:
+    """Rows whose largest visible score occurs twice (ties break hard_argmax).
+
+    Without `visible`, a score of -inf is a hidden cell.
+    """
+    # Plain Python: for the handful of short rows here it beats NumPy's overhead.
+    rows = scores.tolist()
+    if visible is not None:
+        rows = [
+            [x for x, seen in zip(row, seen_row, strict=True) if seen]
+            for row, seen_row in zip(rows, visible.tolist(), strict=True)
+        ]
     tied = []
-    for index, row in enumerate(scores.tolist()):
-        top = max(row)
+    for index, row in enumerate(rows):
+        top = max(row, default=-math.inf)
         if top != -math.inf and sum(1 for x in row if top - x <= 1e-9) > 1:
             tied.append(index)
     return tied
@@ -205,10 +225,7 @@ def _untied_queries(
 ) -> None:
     """Redraw (in place) each query whose largest visible score QKᵀ is tied."""
     for _ in range(_MAX_REDRAWS):
-        raw = q @ k.T
-        rows = _tied_row_indices(
-            raw if visible is None else np.where(visible, raw, -np.inf)
-        )
+        rows = _tied_row_indices(q @ k.T, visible)
         if not rows:
             return
         q[rows] = _entries(draws, level, (len(rows), q.shape[1]))
@@ -325,7 +342,8 @@ def build_attention(draws: Draws, level: Level) -> Draft:
     full = visible if visible is not None else np.ones((tq, tk), dtype=bool)
     if causal:
         full = full & causal_mask(tq, tk)
-    _untied_queries(draws, level, q, k, full)
+    # Without a mask every cell is visible: the tie check needs no mask then.
+    _untied_queries(draws, level, q, k, full if roll else None)
     runs = qkv_pipelines(
         q,
         k,
@@ -430,7 +448,7 @@ def build_padding_mask(draws: Draws, level: Level) -> Draft:
         else:
             key_valid = np.arange(tk) < tk - draws.integer(1, tk - 1)
     tq, tk, d, dv = q.shape[0], k.shape[0], q.shape[1], v.shape[1]
-    visible = np.broadcast_to(key_valid, (tq, tk)).copy()
+    visible = np.repeat(key_valid[None, :], tq, axis=0)
     full = visible & causal_mask(tq, tk) if causal else visible
     _untied_queries(draws, level, q, k, full)
     runs = qkv_pipelines(
@@ -658,7 +676,7 @@ def build_temperature(draws: Draws, level: Level) -> Draft:
     s = _untied_scores(draws, level, _entries(draws, level, (1, tk)))
     tau1, tau2 = draws.sample(_TEMPERATURES[number], 2)
     runs = score_pipelines(
-        np.stack([s / tau1, s / tau2]),
+        np.array([s / tau1, s / tau2]),
         None,
         candidates=("no_softmax", "unnormalized_exp", "hard_argmax"),
         ties_checked=True,
@@ -726,14 +744,17 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
     tk = _by_level(draws, level, {1: (2,), 2: (2, 3), 3: (3, 4)})
     s = _untied_scores(draws, level, _entries(draws, level, (tq, tk)))
     # A zero shift would show nothing: draw a size and a sign.
-    size = draws.integers(1, _SHIFT_SIZE[number], (tq, 1))
-    sign = np.where(draws.integers(0, 1, (tq, 1)) > 0, 1.0, -1.0)
-    c = size * sign
+    sizes = draws.integer_list(1, _SHIFT_SIZE[number], tq)
+    signs = draws.integer_list(0, 1, tq)
+    c = np.array(
+        [[size if sign else -size] for size, sign in zip(sizes, signs, strict=True)],
+        dtype=np.float64,
+    )
     if level.tenths:
         c = c / 10.0
     shifted = s + c
     runs = score_pipelines(
-        np.stack([s, shifted]),
+        np.array([s, shifted]),
         None,
         candidates=(
             "softmax_over_queries",
@@ -753,7 +774,7 @@ def build_shift_invariance(draws: Draws, level: Level) -> Draft:
     runs = Runs(
         runs.names,
         {
-            "S_shifted": np.broadcast_to(shifted, (count, *shifted.shape)),
+            "S_shifted": np.repeat(shifted[None], count, axis=0),
             "A": weights[:, 0],
             "A_shifted": weights[:, 1],
             "same": np.where(same, 0.0, 1.0),
@@ -808,7 +829,7 @@ def build_uniform(draws: Draws, level: Level) -> Draft:
     dv = draws.choice(level.dv)
     # Level 1 is the lesson's exercise: every score 0.
     row_scores = np.zeros((tq, 1)) if number == 1 else _entries(draws, level, (tq, 1))
-    s = np.broadcast_to(row_scores, (tq, tk)).copy()
+    s = np.repeat(row_scores, tk, axis=1)
     v = _values(draws, level, tk, dv)
     runs = score_pipelines(
         s[None],

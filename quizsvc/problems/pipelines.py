@@ -81,10 +81,10 @@ def softmax_columns(scores: np.ndarray) -> np.ndarray:
         shifted = np.exp(scores - peak)
         return shifted / shifted.sum(axis=-2, keepdims=True)
     empty = peak == -np.inf
-    with np.errstate(all="ignore"):
-        shifted = np.exp(scores - np.where(empty, 0.0, peak))
-        weights = shifted / shifted.sum(axis=-2, keepdims=True)
-    return np.where(empty, 0.0, weights)
+    # A hidden column's cells are all exp(-inf) = 0: dividing them by 1 keeps
+    # them 0, with no 0/0 to warn about.
+    shifted = np.exp(scores - np.where(empty, 0.0, peak))
+    return shifted / np.where(empty, 1.0, shifted.sum(axis=-2, keepdims=True))
 
 
 def scores_as_weights(scores: np.ndarray) -> np.ndarray:
@@ -113,12 +113,20 @@ def has_tied_peak(scores: np.ndarray) -> bool:
     return False
 
 
-def peak_weights(scores: np.ndarray, undefined: np.ndarray) -> np.ndarray:
-    """One-hot weights on each row's largest entry, for rows without ties."""
-    one_hot = (scores == scores.max(axis=-1, keepdims=True)).astype(np.float64)
-    return (
-        np.where(undefined[..., None], np.nan, one_hot) if undefined.any() else one_hot
-    )
+def peak_weights(
+    scores: np.ndarray, undefined: np.ndarray | None, peak: np.ndarray | None = None
+) -> np.ndarray:
+    """One-hot weights on each row's largest entry, for rows without ties.
+
+    `undefined` marks rows that see no key (None: there are none); `peak`,
+    each row's largest entry (keepdims), saves finding it again.
+    """
+    if peak is None:
+        peak = scores.max(axis=-1, keepdims=True)
+    one_hot = (scores == peak).astype(np.float64)
+    if undefined is None or not undefined.any():
+        return one_hot
+    return np.where(undefined[..., None], np.nan, one_hot)
 
 
 def argmax_weights(scores: np.ndarray) -> np.ndarray:
@@ -206,6 +214,104 @@ def _applicable(
     return tuple(allowed)
 
 
+@dataclass(frozen=True)
+class _QkvPlan:
+    """Everything about a Q, K, V batch that its sizes and mask decide alone."""
+
+    names: tuple[str, ...]  # the applicable mistakes
+    rows: tuple[str, ...]  # the pipelines the engine batch runs, "correct" first
+    full: np.ndarray  # what the correct pipeline sees (mask and causal)
+    mask: np.ndarray | None  # the additive mask, per batch row when they differ
+    row_scale: np.ndarray  # [rows, 1, 1]: each batch row's scale
+    k_row: int | None  # the batch row that multiplies by K instead of Kᵀ
+    extra_names: tuple[str, ...]  # mistakes derived from the batch, in order
+    # For each reported pipeline, the batch row whose scores it shows (a
+    # mistake made after the scores shows those it started from).
+    score_rows: np.ndarray
+    keep: list[int] | None  # rows to report, when a helper row must go
+    believed: np.ndarray  # [pipelines, Tq, Tk]: the 0/1 visibility each believes
+
+
+_EXTRA_ORDER = (
+    "softmax_over_queries",
+    "no_softmax",
+    "unnormalized_exp",
+    "mask_after_softmax",
+    "hard_argmax",
+)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+@functools.lru_cache(maxsize=1024)
+def _qkv_plan(
+    tq: int,
+    tk: int,
+    d: int,
+    visible_bytes: bytes | None,
+    causal: bool,
+    candidates: tuple[str, ...],
+) -> _QkvPlan:
+    """Work out the batch rows, masks and scales once per sizes, mask and mistakes."""
+    if visible_bytes is None:
+        base = np.ones((tq, tk), dtype=bool)
+    else:
+        base = np.frombuffer(visible_bytes, dtype=bool).reshape(tq, tk)
+    lower = causal_mask(tq, tk) if causal else None
+    full = base & lower if causal else base
+    names = applicable_qkv(candidates, d=d, full=full, causal=causal)
+    rows = ["correct", *(n for n in names if n in _ENGINE_ROWS)]
+    if "mask_after_softmax" in names and "mask_ignored" not in rows:
+        rows.append("mask_ignored")  # its weights are needed, not reported
+    count = len(rows)
+
+    scale = 1.0 / math.sqrt(d)
+    factors = {"no_scale": 1.0, "scale_by_d": 1.0 / d, "scale_multiplied": math.sqrt(d)}
+    flipped = base & lower.T if causal else None
+    if "mask_ignored" in rows or "causal_flipped" in rows:
+        row_visible = np.empty((count, tq, tk), dtype=bool)
+        row_visible[:] = full
+        if "mask_ignored" in rows:
+            row_visible[rows.index("mask_ignored")] = True
+        if "causal_flipped" in rows:
+            row_visible[rows.index("causal_flipped")] = flipped
+        mask = np.where(row_visible, 0.0, -np.inf)
+    else:
+        mask = None if full.all() else np.where(full, 0.0, -np.inf)
+    row_scale = np.array([factors.get(n, scale) for n in rows])[:, None, None]
+
+    extra_names = tuple(n for n in _EXTRA_ORDER if n in names)
+    score_rows = list(range(count)) + [
+        rows.index("mask_ignored") if n == "mask_after_softmax" else 0
+        for n in extra_names
+    ]
+    all_names = [*rows, *extra_names]
+    believed = np.empty((len(all_names), tq, tk))
+    believed[:] = full
+    if "causal_flipped" in rows:
+        believed[rows.index("causal_flipped")] = flipped
+    keep = None
+    if len(all_names) != len(names) + 1:
+        keep = [i for i, n in enumerate(all_names) if n == "correct" or n in names]
+        believed = believed[keep]
+        score_rows = [score_rows[i] for i in keep]
+    return _QkvPlan(
+        names=tuple(names),
+        rows=tuple(rows),
+        full=_read_only(full),
+        mask=None if mask is None else _read_only(mask),
+        row_scale=_read_only(row_scale),
+        k_row=rows.index("k_not_transposed") if "k_not_transposed" in rows else None,
+        extra_names=extra_names,
+        score_rows=_read_only(np.array(score_rows)),
+        keep=keep,
+        believed=_read_only(believed),
+    )
+
+
 def qkv_pipelines(
     q: np.ndarray,
     k: np.ndarray,
@@ -228,85 +334,64 @@ def qkv_pipelines(
     """
     tq, d = q.shape
     tk = k.shape[0]
-    base = np.ones((tq, tk), dtype=bool) if visible is None else visible
-    lower = causal_mask(tq, tk) if causal else None
-    full = base & lower if causal else base
-    names = applicable_qkv(candidates, d=d, full=full, causal=causal)
-    rows = ["correct", *(n for n in names if n in _ENGINE_ROWS)]
-    if "mask_after_softmax" in names and "mask_ignored" not in rows:
-        rows.append("mask_ignored")  # its weights are needed, not reported
-    count = len(rows)
-
-    scale = 1.0 / math.sqrt(d)
-    factors = {"no_scale": 1.0, "scale_by_d": 1.0 / d, "scale_multiplied": math.sqrt(d)}
+    plan = _qkv_plan(
+        tq,
+        tk,
+        d,
+        None if visible is None else np.asarray(visible, dtype=bool).tobytes(),
+        causal,
+        tuple(candidates),
+    )
+    names = plan.names
     keys = k
-    if "k_not_transposed" in rows:
+    if plan.k_row is not None:
         # Using K for Kᵀ multiplies by K itself, i.e. dots with Kᵀ's rows.
-        keys = np.empty((count, tk, d))
+        keys = np.empty((len(plan.rows), tk, d))
         keys[:] = k
-        keys[rows.index("k_not_transposed")] = k.T
-    flipped = base & lower.T if causal else None
-    if "mask_ignored" in rows or "causal_flipped" in rows:
-        row_visible = np.empty((count, tq, tk), dtype=bool)
-        row_visible[:] = full
-        if "mask_ignored" in rows:
-            row_visible[rows.index("mask_ignored")] = True
-        if "causal_flipped" in rows:
-            row_visible[rows.index("causal_flipped")] = flipped
-        mask = np.where(row_visible, 0.0, -np.inf)
-    else:
-        mask = None if full.all() else np.where(full, 0.0, -np.inf)
-    row_scale = np.array([factors.get(n, scale) for n in rows])
-    trace = attention_steps(q, keys, None, mask, row_scale[:, None, None])
+        keys[plan.k_row] = k.T
+    trace = attention_steps(q, keys, None, plan.mask, plan.row_scale)
 
     correct_scores = trace.scores[0]
     undefined = trace.undefined_rows[0]
-    extra_names: list[str] = []
+    some_undefined = bool(undefined.any())
     extra_weights: list[np.ndarray] = []
     if "softmax_over_queries" in names:
-        extra_names.append("softmax_over_queries")
         extra_weights.append(softmax_columns(correct_scores))
     if "no_softmax" in names:
-        extra_names.append("no_softmax")
         extra_weights.append(scores_as_weights(correct_scores))
     if "unnormalized_exp" in names:
         exp = trace.exp[0]
-        extra_names.append("unnormalized_exp")
         extra_weights.append(
-            np.where(undefined[:, None], np.nan, exp) if undefined.any() else exp
+            np.where(undefined[:, None], np.nan, exp) if some_undefined else exp
         )
     if "mask_after_softmax" in names:
-        ignored = rows.index("mask_ignored")
-        extra_names.append("mask_after_softmax")
-        extra_weights.append(trace.weights[ignored] * full)
+        ignored = plan.rows.index("mask_ignored")
+        extra_weights.append(trace.weights[ignored] * plan.full)
     if "hard_argmax" in names:
         if not ties_checked and has_tied_peak(correct_scores):
             raise Degenerate("hard_argmax: a row's largest score is tied")
-        extra_names.append("hard_argmax")
-        extra_weights.append(peak_weights(correct_scores, undefined))
-    extra_sources = [
-        rows.index("mask_ignored") if n == "mask_after_softmax" else 0
-        for n in extra_names
-    ]
+        extra_weights.append(
+            peak_weights(
+                correct_scores,
+                undefined if some_undefined else None,
+                trace.row_max[0][:, None],
+            )
+        )
 
-    scores, weights = trace.scores, trace.weights
-    if extra_names:
-        scores = np.concatenate([scores, scores[extra_sources]])
+    # One gather picks every reported pipeline's scores (and drops a helper row).
+    scores = trace.scores[plan.score_rows]
+    weights = trace.weights
+    if extra_weights:
         weights = np.concatenate([weights, extra_weights])
+    all_names = [*plan.rows, *plan.extra_names]
+    if plan.keep is not None:
+        all_names = [all_names[i] for i in plan.keep]
+        weights = weights[plan.keep]
     # Every pipeline's O in one product, as the engine computes it (NaN rows,
     # for queries that see no key, stay NaN).
     values = {"scores": scores, "weights": weights, "output": weights @ v}
-    all_names = rows + extra_names
     if with_visible:
-        believed = np.empty((len(all_names), tq, tk))
-        believed[:] = full
-        if "causal_flipped" in rows:
-            believed[rows.index("causal_flipped")] = flipped
-        values["visible"] = believed
-    if len(all_names) != len(names) + 1:
-        keep = [i for i, n in enumerate(all_names) if n == "correct" or n in names]
-        all_names = [all_names[i] for i in keep]
-        values = {q: a[keep] for q, a in values.items()}
+        values["visible"] = plan.believed
     return Runs(all_names, values)
 
 
@@ -364,6 +449,7 @@ def score_pipelines(
     else:
         trace = attention_steps(scores, eye, None, None)
     undefined = trace.undefined_rows
+    some_undefined = bool(undefined.any())
     weights = [trace.weights]
     if "softmax_over_queries" in names:
         weights.append(softmax_columns(trace.scores))
@@ -372,14 +458,20 @@ def score_pipelines(
     if "unnormalized_exp" in names:
         weights.append(
             np.where(undefined[..., None], np.nan, trace.exp)
-            if undefined.any()
+            if some_undefined
             else trace.exp
         )
     if "hard_argmax" in names:
         if not ties_checked and has_tied_peak(trace.scores):
             raise Degenerate("hard_argmax: a row's largest score is tied")
-        weights.append(peak_weights(trace.scores, undefined))
-    stacked = np.stack(weights)
+        weights.append(
+            peak_weights(
+                trace.scores,
+                undefined if some_undefined else None,
+                trace.row_max[..., None],
+            )
+        )
+    stacked = np.array(weights)
     return Runs(["correct", *names], {"weights": stacked, "output": stacked @ values_v})
 
 
@@ -394,7 +486,7 @@ def output_pipelines(
             raise Degenerate("hard_argmax: a row's largest weight is tied")
         names.append("hard_argmax")
         stacked.append(argmax_weights(weights))
-    return Runs(names, {"output": matmul(np.stack(stacked), v)})
+    return Runs(names, {"output": matmul(np.array(stacked), v)})
 
 
 # ---------------------------------------------------------------------------
@@ -419,17 +511,13 @@ def _pairs(count: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def require_distinct(
-    names: list[str],
-    flat: np.ndarray,
-    margin: np.ndarray,
-    mirrored: np.ndarray | None = None,
+    names: tuple[str, ...], flat: np.ndarray, margin: np.ndarray
 ) -> None:
     """Raise `Degenerate` unless every pipeline differs from every other.
 
-    `flat` [pipelines, cells] holds each pipeline's answers side by side and
-    `margin` each cell's margin: every pair of pipelines must differ by more
-    than the margin in at least one cell. `mirrored`, if given, is the
-    "transposed" mistake's answers (same cells), which must differ from all.
+    `flat` [pipelines, cells] holds each pipeline's answers side by side (row i
+    is `names[i]`) and `margin` each cell's margin: every pair of pipelines
+    must differ by more than the margin in at least one cell.
     """
     plain = comparable(flat)
     first, second = _pairs(len(names))
@@ -439,8 +527,3 @@ def require_distinct(
         raise Degenerate(
             f"{names[first[pair]]} and {names[second[pair]]} give the same answer"
         )
-    if mirrored is not None:
-        apart_t = (np.abs(plain - comparable(mirrored)) > margin).any(axis=-1)
-        if not apart_t.all():
-            other = names[int(np.argmin(apart_t))]
-            raise Degenerate(f"transposed and {other} give the same answer")
