@@ -18,6 +18,7 @@ has no explanation yet, are locked.
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,7 +29,7 @@ from sqlalchemy.orm import Session
 
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems, scheduling
-from quizsvc.models import Explanation, Item, OpenItem, Review, User
+from quizsvc.models import Card, Explanation, Item, OpenItem, Review, User
 from quizsvc.services import InvalidInput, NotFound, resolve_now
 from quizsvc.services.messages import LocalizedConflict, LocalizedInvalidInput
 from quizsvc.services.queue import build_daily_queue
@@ -204,8 +205,6 @@ def pending_explanation(session: Session, user: User) -> Review | None:
 
 
 def _next_due(session: Session, user: User) -> datetime | None:
-    from quizsvc.models import Card
-
     return session.scalar(select(func.min(Card.due)).where(Card.user_id == user.id))
 
 
@@ -424,8 +423,6 @@ def _verdict_for(
 
 
 def _answer_text(answer: Any) -> str | None:
-    import json
-
     if answer is None:
         return None
     return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
