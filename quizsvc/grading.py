@@ -452,7 +452,9 @@ def _derive(
         if first.ndim != 2:
             return None
         peak = first.max(axis=1, keepdims=True)
-        if np.isfinite(peak).all():  # every row has a finite score: the usual case
+        # Every row has a finite score: the usual case. A handful of row peaks
+        # is checked faster in Python than with two more NumPy calls.
+        if all(map(math.isfinite, peak.ravel().tolist())):
             shifted = np.exp(first - peak)
             return shifted / shifted.sum(axis=1, keepdims=True)
         return softmax_rows(first)
@@ -604,7 +606,10 @@ def _agreement(a: np.ndarray, b: np.ndarray, tolerance) -> tuple[np.ndarray, boo
     near = np.abs(a - b) <= tolerance
     if near.all():  # the usual case: no need to look at ±inf and NaN
         return near, True
-    near |= (a == b) | (np.isnan(a) & np.isnan(b))
+    near |= a == b  # the same ±inf on both sides (a hidden cell's -inf)
+    if near.all():
+        return near, True
+    near |= np.isnan(a) & np.isnan(b)  # NaN on both sides (a row with no weights)
     return near, bool(near.all())
 
 
@@ -628,14 +633,14 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
             for a, fit, (lo, hi) in zip(problem.ask, fits, spans, strict=True)
         ]
     )
-    if np.isfinite(answer).all():
-        near = np.abs(answer - flat) <= tolerance  # ±inf or NaN in flat: no match
-    else:
-        near = (
-            (np.abs(answer - flat) <= tolerance)
-            | (answer == flat)
-            | (np.isnan(answer) & np.isnan(flat))
-        )
+    near = np.abs(answer - flat) <= tolerance  # ±inf or NaN in flat: no match
+    # One sum tells the cases apart: finite when every cell is (the usual
+    # case), NaN when some cell may be NaN, ±inf when some is infinite.
+    total = float(answer.sum())
+    if not math.isfinite(total):
+        near |= answer == flat  # ±inf on both sides
+        if math.isnan(total):
+            near |= np.isnan(answer) & np.isnan(flat)
         for fit, (lo, hi) in zip(fits, spans, strict=True):
             if not fit:
                 near[:, lo:hi] = False
@@ -644,7 +649,7 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
     for lo, hi in layout["never"]:
         near[-1, lo:hi] = False
     match = np.logical_and.reduceat(near, layout["starts"], axis=1).T.tolist()
-    ok_flat = near[0].tolist()
+    right_cells = near[0]
 
     steps: list[_Step] = []
     right: dict[str, bool] = {}
@@ -674,24 +679,19 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
             steps.append(_off_shape_step(problem, ask, x, consistent, count))
             continue
         lo, hi = spans[i]
-        cells = ok_flat[lo:hi]
+        cells = right_cells[lo:hi]
         if carried is not None and not correct:
             # Error carried forward: a cell that agrees with the learner's own
             # earlier numbers counts as right.
-            agree = carried.ravel().tolist()
-            cells = [a or b for a, b in zip(cells, agree, strict=True)]
+            cells = cells | carried.ravel()
         if correct or consistent:
             score = 1.0
         elif ask.format == "choice":
             score = 0.0
         else:
-            score = sum(cells) / len(cells)
-        shape = x.shape
-        if len(shape) == 2:
-            width = shape[1]
-            ok = [cells[r * width : (r + 1) * width] for r in range(shape[0])]
-        else:
-            ok = cells if shape else cells[0]
+            score = np.count_nonzero(cells) / cells.size
+        # Nested lists of bools, row by row (a bool for a number or a choice).
+        ok = cells.reshape(x.shape).tolist()
         result = StepResult(ask.name, True, correct, score, ok, consistent)
         steps.append(_Step(ask, x, result, match[i]))
     return steps
@@ -800,7 +800,7 @@ def _feedback(
         }
     if not any(s.result.answered for s in steps):
         return {"zh-CN": "还没有填写任何答案。", "en": "Nothing has been answered yet."}
-    first = next(s for s in steps if not s.result.correct)
+    index, first = next((i, s) for i, s in enumerate(steps) if not s.result.correct)
     label = first.ask.label
     if not first.result.answered:
         return {
@@ -837,7 +837,7 @@ def _feedback(
             "en": f"The first wrong step is the {label['en']}: {bad} of {total} cells "
             "are outside the tolerance; recheck that step.",
         }
-    later = steps[steps.index(first) + 1 :]
+    later = steps[index + 1 :]
     if misconception is not None and not explained:
         explanation = MISCONCEPTIONS[misconception]
         other = problem.asked(where).label

@@ -190,15 +190,12 @@ def _tied_row_indices(
 
     Without `visible`, a score of -inf is a hidden cell.
     """
-    # Plain Python: for the handful of short rows here it beats NumPy's overhead.
-    rows = scores.tolist()
     if visible is not None:
-        rows = [
-            [x for x, seen in zip(row, seen_row, strict=True) if seen]
-            for row, seen_row in zip(rows, visible.tolist(), strict=True)
-        ]
+        # A hidden cell as -inf: never within 1e-9 of a finite peak.
+        scores = np.where(visible, scores, -np.inf)
+    # Plain Python: for the handful of short rows here it beats NumPy's overhead.
     tied = []
-    for index, row in enumerate(rows):
+    for index, row in enumerate(scores.tolist()):
         top = max(row, default=-math.inf)
         if top != -math.inf and sum(1 for x in row if top - x <= 1e-9) > 1:
             tied.append(index)
