@@ -211,3 +211,16 @@ def test_answering_an_item_that_is_not_open_is_refused(client, app):
     response = client.post("/drill/answer", data={"item_id": CHOICE, "answer": "c"})
     assert response.status_code in (302, 409)
     assert review_count(app) == 0
+
+
+def test_drill_forms_need_their_csrf_token(app, client):
+    """Can another site submit an answer (or an explanation) for the learner?"""
+    app.config["WTF_CSRF_ENABLED"] = True
+    page = client.get("/drill").get_data(as_text=True)
+    forged = client.post("/drill/answer", data={"item_id": CHOICE, "answer": "c"})
+    assert forged.status_code == 400 and review_count(app) == 0
+    token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+    honest = client.post(
+        "/drill/answer", data={"item_id": CHOICE, "answer": "c", "csrf_token": token}
+    )
+    assert honest.status_code == 302 and review_count(app) == 1
