@@ -276,3 +276,58 @@ def test_generated_answer_with_unreadable_cells_is_not_an_attempt(api, app, lear
     )
     assert response.status_code == 400 and response.json["error"] == "format_error"
     assert reviews(app) == 0
+
+
+HOSTILE = [
+    None,
+    5,
+    1.5,
+    True,
+    [],
+    {},
+    [[[]]],
+    {"S": {"x": 1}},
+    {"S": [[None]]},
+    "x" * 5000,
+    [1] * 1000,
+    {"S": "[[" * 3000},
+    {"": ""},
+    ["a", ["b"]],
+]
+ITEM_KINDS = {
+    "l16-qkv-which-carries-content": {},
+    "l16-hand-generated-small": {
+        "problem_kind": "attention",
+        "problem_seed": 3,
+        "problem_level": 1,
+    },
+    "l16-hand-order-of-steps": {},
+    "l16-hand-lesson-weight": {},
+    "l16-impl-causal-flag": {},
+    "l16-qkv-analogy-limits": {},
+}
+
+
+@pytest.mark.parametrize("item_id", ITEM_KINDS)
+def test_hostile_answers_get_4xx_and_store_nothing_half_written(
+    api, app, learner, item_id
+):
+    """Does any odd JSON answer get a 4xx (or a real grade), never a 500?"""
+    for answer in HOSTILE:
+        open_for(app, learner, item_id, **ITEM_KINDS[item_id])
+        before = reviews(app)
+        rating = answer if isinstance(answer, str) else None
+        response = api.post(
+            "/api/v1/drill/answer",
+            json={"item_id": item_id, "answer": answer, "rating": rating},
+        )
+        assert response.status_code in (201, 400, 409), (answer, response.json)
+        assert reviews(app) == before + (response.status_code == 201)
+        if response.status_code == 201 and response.json["requires_explanation"]:
+            api.post(
+                "/api/v1/drill/explanation",
+                json={
+                    "review_id": response.json["review_id"],
+                    "text": "a reason, written",
+                },
+            )
