@@ -14,17 +14,17 @@ def app(db_app):
     return db_app
 
 
+def post_form(client, path: str, **fields):
+    """Open the form's page (in English), then post it with its CSRF token."""
+    page_path = path.split("?")[0] + "?lang=en"
+    token = csrf_token(client.get(page_path).get_data(as_text=True))
+    return client.post(path, data={"csrf_token": token, **fields})
+
+
 def test_register_signs_in_and_lands_on_today(app):
     client = app.test_client()
-    page = client.get("/register?lang=en").get_data(as_text=True)
-    response = client.post(
-        "/register",
-        data={
-            "csrf_token": csrf_token(page),
-            "username": "mei",
-            "password": PASSWORD,
-            "confirm": PASSWORD,
-        },
+    response = post_form(
+        client, "/register", username="mei", password=PASSWORD, confirm=PASSWORD
     )
     assert response.status_code == 302 and response.location.endswith("/today")
     assert client.get("/today").status_code == 200
@@ -43,25 +43,19 @@ def test_register_signs_in_and_lands_on_today(app):
     ],
 )
 def test_register_reports_bad_fields(app, fields, fragment):
-    client = app.test_client()
-    page = client.get("/register?lang=en").get_data(as_text=True)
-    response = client.post("/register", data={"csrf_token": csrf_token(page), **fields})
+    response = post_form(app.test_client(), "/register", **fields)
     assert response.status_code == 400
     assert fragment in response.get_data(as_text=True)
 
 
 def test_taken_username_is_refused(app):
     make_learner(app, "mei")
-    client = app.test_client()
-    page = client.get("/register?lang=en").get_data(as_text=True)
-    response = client.post(
+    response = post_form(
+        app.test_client(),
         "/register",
-        data={
-            "csrf_token": csrf_token(page),
-            "username": "mei",
-            "password": PASSWORD,
-            "confirm": PASSWORD,
-        },
+        username="mei",
+        password=PASSWORD,
+        confirm=PASSWORD,
     )
     assert response.status_code == 400 and "taken" in response.get_data(as_text=True)
 
@@ -79,10 +73,8 @@ def test_form_post_without_csrf_token_is_refused(app):
 def test_login_logout_and_next(app):
     make_learner(app, "mei")
     client = app.test_client()
-    page = client.get("/login?next=/progress").get_data(as_text=True)
-    response = client.post(
-        "/login?next=/progress",
-        data={"csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD},
+    response = post_form(
+        client, "/login?next=/progress", username="mei", password=PASSWORD
     )
     assert response.status_code == 302 and response.location.endswith("/progress")
     today = client.get("/today").get_data(as_text=True)
@@ -93,11 +85,11 @@ def test_login_logout_and_next(app):
 
 def test_login_never_redirects_off_site(app):
     make_learner(app, "mei")
-    client = app.test_client()
-    page = client.get("/login?lang=en").get_data(as_text=True)
-    response = client.post(
+    response = post_form(
+        app.test_client(),
         "/login?next=//evil.example/x",
-        data={"csrf_token": csrf_token(page), "username": "mei", "password": PASSWORD},
+        username="mei",
+        password=PASSWORD,
     )
     assert response.location.endswith("/today")
 
@@ -105,16 +97,8 @@ def test_login_never_redirects_off_site(app):
 def test_wrong_password_is_a_400_without_saying_which_part(app):
     make_learner(app, "mei")
     client = app.test_client()
-    page = client.get("/login?lang=en").get_data(as_text=True)
     for username in ("mei", "nobody"):
-        response = client.post(
-            "/login",
-            data={
-                "csrf_token": csrf_token(page),
-                "username": username,
-                "password": "nope-nope",
-            },
-        )
+        response = post_form(client, "/login", username=username, password="nope-nope")
         assert response.status_code == 400
         assert "Wrong username or password" in response.get_data(as_text=True)
 
