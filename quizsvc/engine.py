@@ -314,14 +314,15 @@ def attention_steps(
         if additive is not None:
             scores = scores + additive
         row_max = scores.max(axis=-1)
-        undefined = np.isneginf(row_max)
+        undefined = row_max == -np.inf  # np.isneginf, without its wrapper's cost
+        some_undefined = bool(undefined.any())
         # Shift defined rows by their max so exp never overflows; undefined rows
         # are shifted by 0, which keeps their exp at exactly 0 instead of NaN.
-        shift = np.where(undefined, 0.0, row_max)
+        shift = np.where(undefined, 0.0, row_max) if some_undefined else row_max
         exp = np.exp(scores - shift[..., None])
         denom = exp.sum(axis=-1)
         weights = exp / denom[..., None]
-    if undefined.any():
+    if some_undefined:
         weights[undefined] = np.nan
     output = None if v is None else weights @ v
     return AttentionSteps(scores, row_max, exp, denom, weights, output, undefined)

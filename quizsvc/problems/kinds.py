@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -221,11 +222,37 @@ def _untied_queries(
     visible: np.ndarray | None,
 ) -> None:
     """Redraw (in place) each query whose largest visible score QKᵀ is tied."""
+    # Plain Python on lists: a few short dot products beat NumPy's per-call
+    # cost. Entries are integers or tenths, so two scores are either equal or
+    # at least 0.01 apart, and rounding cannot change the verdict.
+    keys = k.tolist()
+    seen = visible.tolist() if visible is not None else None
+    queries = q.tolist()
+    suspects: Iterable[int] = range(len(queries))
     for _ in range(_MAX_REDRAWS):
-        rows = _tied_row_indices(q @ k.T, visible)
-        if not rows:
+        tied = []
+        # A row not redrawn stays untied: only redrawn rows need a new look.
+        for i in suspects:
+            query = queries[i]
+            if seen is None:
+                scores = [sum(map(operator.mul, query, key)) for key in keys]
+            else:
+                scores = [
+                    sum(map(operator.mul, query, key))
+                    for key, shown in zip(keys, seen[i], strict=True)
+                    if shown
+                ]
+            if len(scores) > 1:
+                top = max(scores)
+                if sum(top - x <= 1e-9 for x in scores) > 1:
+                    tied.append(i)
+        if not tied:
             return
-        q[rows] = _entries(draws, level, (len(rows), q.shape[1]))
+        fresh = _entries(draws, level, (len(tied), q.shape[1]))
+        q[tied] = fresh
+        for i, row in zip(tied, fresh.tolist(), strict=True):
+            queries[i] = row
+        suspects = tied
     raise Degenerate("a query's largest score stays tied")
 
 

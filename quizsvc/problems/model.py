@@ -121,17 +121,7 @@ class Problem:
     @cached_property
     def pipelines(self) -> Mapping[str, Mapping[str, np.ndarray]]:
         """Every pipeline's answers, "correct" first, then the catalog order."""
-        out = {
-            name: {a: self.stacks[a][p, ...] for a in self.stacks}
-            for p, name in enumerate(self.names)
-        }
-        if "transposed" in self.virtual:
-            out["transposed"] = {
-                a.name: (
-                    self.answer[a.name].T if a.transposable else self.answer[a.name]
-                )
-                for a in self.ask
-            }
+        out = {name: self.pipeline(name) for name in (*self.names, *self.virtual)}
         order = self.context.get("rank", {})
         return dict(sorted(out.items(), key=lambda item: order.get(item[0], 0)))
 
@@ -154,8 +144,13 @@ class Problem:
 
     def pipeline(self, name: str) -> Mapping[str, np.ndarray]:
         """The answers one pipeline ("correct" or a misconception) gives."""
-        if name in self.virtual:
-            return self.pipelines[name]
+        if name in self.virtual:  # "transposed": the right numbers, transposed
+            return {
+                a.name: (
+                    self.answer[a.name].T if a.transposable else self.answer[a.name]
+                )
+                for a in self.ask
+            }
         row = self.names.index(name)
         return {a: stack[row, ...] for a, stack in self.stacks.items()}
 

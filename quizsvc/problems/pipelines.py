@@ -524,11 +524,19 @@ def require_distinct(
     is `names[i]`) and `margin` each cell's margin: every pair of pipelines
     must differ by more than the margin in at least one cell.
     """
-    # Stand-ins are needed only when some value is NaN or ±inf; a finite sum
-    # says there is none.
-    plain = flat if math.isfinite(float(flat.sum())) else comparable(flat)
+    # One sum tells what the values hold: finite when every one is (the usual
+    # case). Infinities alone compare as they are, -inf − -inf giving NaN,
+    # "not apart", as it should; NaN needs its stand-in to differ from numbers.
+    total = float(flat.sum())
     first, second = _pairs(len(names))
-    apart = (np.abs(plain[first] - plain[second]) > margin).any(axis=1)
+    if math.isfinite(total):
+        apart = (np.abs(flat[first] - flat[second]) > margin).any(axis=1)
+    elif math.isnan(total):
+        plain = comparable(flat)
+        apart = (np.abs(plain[first] - plain[second]) > margin).any(axis=1)
+    else:
+        with np.errstate(invalid="ignore"):
+            apart = (np.abs(flat[first] - flat[second]) > margin).any(axis=1)
     if not apart.all():
         pair = int(np.argmin(apart))
         raise Degenerate(
