@@ -10,8 +10,10 @@ problem" means the one call that computes its answer without any diagnosis:
 its Q, K, V with its mask and causal flag (given scores go in as Q·I with their
 -inf cells as the mask). The "(unmasked)" column is the ratio against a plain
 call on the same shapes without any mask, the stricter reading. Rates are per
-second of this process's CPU time (one core), measured in alternating slices,
-so other work on the machine affects all columns alike.
+second of this process's CPU time (one core), measured in alternating slices
+of about 20 ms, so other work on the machine affects all columns alike; each
+is the median over its slices, and "spread" is the interquartile range of the
+cycle rate across slices.
 
 Run: .venv/bin/python bench/problems.py [--seconds 1] [--kinds attention,...]
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -101,11 +104,15 @@ def one_cycle(kind: str, level: int, seed: int) -> None:
         raise AssertionError(f"{kind} level {level} seed {seed} misgraded")
 
 
-def measure(kind: str, level: int, seconds: float) -> tuple[float, float, float]:
+def measure(kind: str, level: int, seconds: float) -> tuple[float, float, float, float]:
     """Return cycles, same-problem engine calls and plain engine calls per second.
 
     The three run in alternating slices of about 20 ms of CPU time, so that a
     change in the machine's load affects them alike and their ratios hold.
+    Each rate is the median over its slices: a burst of load from a neighbour
+    on a shared machine then moves it far less than it moves a mean. The
+    fourth figure is the spread of the cycle rate over its slices (the
+    interquartile range, as a fraction of the median).
     """
     seeds = itertools.count(1)
     sample = [generate(kind, seed, level) for seed in range(1, 21)]
@@ -127,19 +134,24 @@ def measure(kind: str, level: int, seconds: float) -> tuple[float, float, float]
         "same": lambda: calls(same),
         "plain": lambda: calls(plain),
     }
-    done = dict.fromkeys(work, 0)
-    spent = dict.fromkeys(work, 0.0)
+    rates: dict[str, list[float]] = {name: [] for name in work}
+    spent = 0.0
     clock = time.process_time
-    while sum(spent.values()) < seconds:
+    while spent < seconds:
         for name, run in work.items():
+            done = 0
             start = clock()
-            while clock() - start < 0.02:
-                done[name] += run()
-            spent[name] += clock() - start
+            while (elapsed := clock() - start) < 0.02:
+                done += run()
+            rates[name].append(done / elapsed)
+            spent += elapsed
+    quartiles = statistics.quantiles(rates["cycles"], n=4)
+    cycle_rate = statistics.median(rates["cycles"])
     return (
-        done["cycles"] / spent["cycles"],
-        done["same"] / spent["same"],
-        (done["plain"] / spent["plain"]),
+        cycle_rate,
+        statistics.median(rates["same"]),
+        statistics.median(rates["plain"]),
+        (quartiles[2] - quartiles[0]) / cycle_rate,
     )
 
 
@@ -170,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         f"numpy {np.__version__}, pid {os.getpid()}, rates per CPU second"
     )
     header = (
-        f"{'kind':<17} {'level':>5} {'cycles/s':>9} {'engine/s':>9} "
+        f"{'kind':<17} {'level':>5} {'cycles/s':>9} {'spread':>6} {'engine/s':>9} "
         f"{'cycle in engine calls':>22} {'(unmasked)':>10}  verdict"
     )
     print(header)
@@ -178,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     missed = 0
     for kind in kinds:
         for level in levels:
-            rate, engine, plain = measure(kind, level, args.seconds)
+            rate, engine, plain, spread = measure(kind, level, args.seconds)
             ratio = engine / rate
             notes = []
             if ratio > MAX_ENGINE_CALLS:
@@ -187,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                 notes.append(f"< {MIN_LEVEL2_RATE}/s")
             missed += bool(notes)
             print(
-                f"{kind:<17} {level:>5} {rate:>9,.0f} {engine:>9,.0f} "
+                f"{kind:<17} {level:>5} {rate:>9,.0f} {spread:>6.0%} {engine:>9,.0f} "
                 f"{ratio:>22.1f} {plain / rate:>10.1f}  {'; '.join(notes) or 'ok'}"
             )
     print(

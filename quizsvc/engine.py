@@ -294,6 +294,9 @@ class AttentionSteps(NamedTuple):
     undefined_rows: np.ndarray
 
 
+# Overflow is the caller's to judge (attention() refuses it); keep NumPy quiet.
+# (As a decorator: cheaper than entering a context manager on every call.)
+@np.errstate(over="ignore", invalid="ignore", divide="ignore")
 def attention_steps(
     q: np.ndarray,
     k: np.ndarray,
@@ -308,20 +311,18 @@ def attention_steps(
     No validation and no copies: for callers that evaluate many pipelines at
     once (the problem generator and grader) and vouch for their inputs.
     """
-    # Overflow is the caller's to judge (attention() refuses it); keep NumPy quiet.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        scores = (q @ np.swapaxes(k, -1, -2)) * factor
-        if additive is not None:
-            scores = scores + additive
-        row_max = scores.max(axis=-1)
-        undefined = row_max == -np.inf  # np.isneginf, without its wrapper's cost
-        some_undefined = bool(undefined.any())
-        # Shift defined rows by their max so exp never overflows; undefined rows
-        # are shifted by 0, which keeps their exp at exactly 0 instead of NaN.
-        shift = np.where(undefined, 0.0, row_max) if some_undefined else row_max
-        exp = np.exp(scores - shift[..., None])
-        denom = exp.sum(axis=-1)
-        weights = exp / denom[..., None]
+    scores = (q @ k.swapaxes(-1, -2)) * factor
+    if additive is not None:
+        scores = scores + additive
+    row_max = scores.max(axis=-1)
+    undefined = row_max == -np.inf  # np.isneginf, without its wrapper's cost
+    some_undefined = bool(undefined.any())
+    # Shift defined rows by their max so exp never overflows; undefined rows
+    # are shifted by 0, which keeps their exp at exactly 0 instead of NaN.
+    shift = np.where(undefined, 0.0, row_max) if some_undefined else row_max
+    exp = np.exp(scores - shift[..., None])
+    denom = exp.sum(axis=-1)
+    weights = exp / denom[..., None]
     if some_undefined:
         weights[undefined] = np.nan
     output = None if v is None else weights @ v

@@ -119,7 +119,10 @@ MISCONCEPTIONS: dict[str, dict[str, str]] = {
     },
 }
 
-_EXACT_TOLERANCE = 1e-9
+_ALL_CORRECT = {
+    "zh-CN": "全部正确：每一步都在允许的误差之内。",
+    "en": "All correct: every step is within the tolerance.",
+}
 
 
 @dataclass(frozen=True)
@@ -168,8 +171,7 @@ class StepResult(NamedTuple):
         }
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The grade of one submission: per step, overall, and the diagnosis."""
 
     correct: bool
@@ -240,7 +242,11 @@ def parse_answer(
                     "en": f"{name}: nested too deeply to read",
                 },
             )
-    return _fit_shape(array, expected_shape, name)
+    return (
+        array
+        if array.shape == expected_shape
+        else _fit_shape(array, expected_shape, name)
+    )
 
 
 def _parse_scalar(value: Any, name: str, number) -> np.ndarray | FormatError:
@@ -412,13 +418,15 @@ def _parse_choice(value: Any, ask: Ask) -> np.ndarray | FormatError:
 
 def _parse_for(problem: Problem, ask: Ask, value: Any) -> np.ndarray | FormatError:
     try:
-        if ask.format == "choice":
+        form = ask.format
+        if form == "matrix" or form == "number":  # the usual case first
+            return parse_answer(value, ask.shape, name=ask.name)
+        if form == "choice":
             return _parse_choice(value, ask)
-        if ask.format == "shape":
+        if form == "shape":
             return _parse_shape(value, ask, problem.context.get("sizes", {}))
-        if ask.format == "boolean_matrix":
-            return parse_answer(value, ask.shape, name=ask.name, number=parse_flag)
-        return parse_answer(value, ask.shape, name=ask.name)
+        number = parse_flag if form == "boolean_matrix" else parse_value
+        return parse_answer(value, ask.shape, name=ask.name, number=number)
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         # A last guard: whatever was typed, grading answers with a message.
         return FormatError(
@@ -533,8 +541,7 @@ def _variants(
 # Grading.
 
 
-@dataclass
-class _Step:
+class _Step(NamedTuple):
     ask: Ask
     value: np.ndarray | None
     result: StepResult
@@ -543,11 +550,11 @@ class _Step:
 
 def grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     """Grade the learner's answers (name → text, JSON list or number)."""
-    # Learners type inf, NaN and huge numbers: arithmetic on them is expected.
-    with np.errstate(all="ignore"):
-        return _grade(problem, answers)
+    return _grade(problem, answers)
 
 
+# Learners type inf, NaN and huge numbers: arithmetic on them is expected.
+@np.errstate(all="ignore")
 def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     format_errors: list[FormatError] = []
     if not isinstance(answers, Mapping):
@@ -563,7 +570,9 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
             )
         )
     names = [a.name for a in problem.ask]
-    for key in answers:
+    # Usually every key names an asked quantity: one set check says so.
+    unknown = () if problem.context["grading"]["asked"].issuperset(answers) else answers
+    for key in unknown:
         if key not in names:
             format_errors.append(
                 FormatError(
@@ -578,7 +587,7 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     parsed: dict[str, np.ndarray] = {}
     for ask in problem.ask:
         raw = answers.get(ask.name)
-        if _blank(raw):
+        if raw is None or (isinstance(raw, (str, list, tuple)) and _blank(raw)):
             continue
         value = _parse_for(problem, ask, raw)
         if isinstance(value, FormatError):
@@ -586,7 +595,10 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
         else:
             parsed[ask.name] = value
 
-    steps = _grade_steps(problem, parsed)
+    steps, all_right = _grade_steps(problem, parsed)
+    if all_right and not format_errors:
+        results = tuple(s.result for s in steps)
+        return Verdict(True, 1.0, results, None, None, dict(_ALL_CORRECT), ())
     misconception, where = (
         (None, None) if format_errors else _diagnose(problem, steps, parsed)
     )
@@ -622,8 +634,13 @@ def _close(a: np.ndarray, b: np.ndarray, tolerance) -> np.ndarray:
     return _agreement(a, b, tolerance)[0]
 
 
-def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_Step]:
-    """Grade every step against every pipeline in a few whole-array operations."""
+def _grade_steps(
+    problem: Problem, parsed: Mapping[str, np.ndarray]
+) -> tuple[list[_Step], bool]:
+    """Grade every step against every pipeline in a few whole-array operations.
+
+    Also says whether every step is right (the usual case, answered at once).
+    """
     layout = problem.context["grading"]
     flat, spans = layout["flat"], layout["spans"]
     tolerance = layout["cell_tolerance"]
@@ -649,11 +666,13 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
             if not fit:
                 near[:, lo:hi] = False
     if all(fits) and near[0].all():
-        return _all_right(problem, parsed)
+        return _all_right(problem, parsed), True
     for lo, hi in layout["never"]:
         near[-1, lo:hi] = False
     match = np.logical_and.reduceat(near, layout["starts"], axis=1).T.tolist()
-    right_cells = near[0]
+    # Python lists from here on: a step has a handful of cells, and list
+    # slices cost less than a NumPy call per step.
+    right_cells = near[0].tolist()
     right = {a.name: fits[i] and match[i][0] for i, a in enumerate(problem.ask)}
     consistent, carried = _carried_forward(problem, parsed, right, tolerance)
 
@@ -674,18 +693,26 @@ def _grade_steps(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_St
         if i in carried and not correct:
             # Error carried forward: a cell that agrees with the learner's own
             # earlier numbers counts as right.
-            cells = cells | carried[i]
+            cells = [a or b for a, b in zip(cells, carried[i], strict=True)]
         if correct or agrees:
             score = 1.0
         elif ask.format == "choice":
             score = 0.0
         else:
-            score = np.count_nonzero(cells) / cells.size
-        # Nested lists of bools, row by row (a bool for a number or a choice).
-        ok = cells.reshape(x.shape).tolist()
-        result = StepResult(ask.name, True, correct, score, ok, agrees)
+            score = sum(cells) / len(cells)
+        result = StepResult(
+            ask.name, True, correct, score, _rows(cells, ask.shape), agrees
+        )
         steps.append(_Step(ask, x, result, match[i]))
-    return steps
+    return steps, False
+
+
+def _rows(cells: list[bool], shape: tuple[int, ...]) -> Any:
+    """Per-cell marks in the answer's shape: rows of bools, a list, or one bool."""
+    if len(shape) == 2:
+        width = shape[1]
+        return [cells[r * width : (r + 1) * width] for r in range(shape[0])]
+    return cells if shape else cells[0]
 
 
 def _carried_forward(
@@ -693,7 +720,7 @@ def _carried_forward(
     parsed: Mapping[str, np.ndarray],
     right: Mapping[str, bool],
     tolerance: np.ndarray,
-) -> tuple[dict[int, bool | None], dict[int, np.ndarray]]:
+) -> tuple[dict[int, bool | None], dict[int, list[bool]]]:
     """For each answered derived step: does it follow from the learner's inputs?
 
     Returns the verdict per step index (None when it cannot be derived) and,
@@ -718,7 +745,7 @@ def _carried_forward(
             consistent[i] = False
         else:
             pending.append((i, x, derived))
-    carried: dict[int, np.ndarray] = {}
+    carried: dict[int, list[bool]] = {}
     if not pending:
         return consistent, carried
     if len(pending) == 1:
@@ -736,8 +763,8 @@ def _carried_forward(
     start = 0
     for i, x, _ in pending:
         size = x.size
-        carried[i] = near[start : start + size]
-        consistent[i] = all(flags[start : start + size])
+        carried[i] = flags[start : start + size]
+        consistent[i] = all(carried[i])
         start += size
     return consistent, carried
 
@@ -790,12 +817,8 @@ def _diagnose(
     candidates = [i for i, hit in enumerate(steps[first].matches) if hit and i > 0]
     if candidates:
         # The pipeline that explains the most steps; ties go to catalog order.
-        counts = [
-            sum(column)
-            for column in zip(
-                *(s.matches for s in steps if s.matches is not None), strict=True
-            )
-        ]
+        rows = [s.matches for s in steps if s.matches is not None]
+        counts = list(map(sum, zip(*rows, strict=True)))
         best = max(candidates, key=lambda i: (counts[i], -RANK[names[i]]))
         return names[best], steps[first].ask.name
     # No whole pipeline explains it: look for a mistake made on top of the
@@ -839,10 +862,7 @@ def _feedback(
             "and submit again.",
         }
     if all(s.result.correct for s in steps):
-        return {
-            "zh-CN": "全部正确：每一步都在允许的误差之内。",
-            "en": "All correct: every step is within the tolerance.",
-        }
+        return dict(_ALL_CORRECT)
     if not any(s.result.answered for s in steps):
         return {"zh-CN": "还没有填写任何答案。", "en": "Nothing has been answered yet."}
     index, first = next((i, s) for i, s in enumerate(steps) if not s.result.correct)

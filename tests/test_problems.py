@@ -524,3 +524,19 @@ def test_integers_redraw_rejected_words_in_order():
         for shape in [(5,), (3, 4), (1,)]:
             expected = reference(bits, low, high, math.prod(shape))
             assert draws.integers(low, high, shape).ravel().tolist() == expected
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [(-2, 2), (-20, 20), (-(2**62), 2**62 + 2**61 - 1)],  # the last rejects 3 in 8
+)
+def test_skipping_redraws_takes_the_words_they_would_take(low, high):
+    """Does giving up early on a hopeless redraw leave the stream where it was?"""
+    from quizsvc.problems.draws import Draws
+
+    for seed in range(40):
+        skipped, drawn = Draws(seed), Draws(seed)
+        skipped.skip_integer_lists(low, high, 6, 7)
+        for _ in range(7):
+            drawn.integer_list(low, high, 6)
+        assert skipped.integer_list(low, high, 5) == drawn.integer_list(low, high, 5)

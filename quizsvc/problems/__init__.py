@@ -103,6 +103,7 @@ def generate(kind: str, seed: int, level: int = 1) -> Problem:
 class _Layout:
     """Where each asked quantity sits when all are laid side by side."""
 
+    asked: frozenset[str]  # the names of the asked quantities
     spans: tuple[tuple[int, int], ...]
     starts: np.ndarray
     margin: np.ndarray
@@ -144,6 +145,7 @@ def _layout(signature: tuple, precision: int, transposed: bool) -> _Layout:
             mirror.append(cells)
         mirror_index = np.concatenate(mirror)
     return _Layout(
+        frozenset(name for name, *_ in signature),
         tuple(spans),
         np.array([lo for lo, _ in spans]),
         np.array(margin),
@@ -164,14 +166,14 @@ def _misconceptions(names: tuple[str, ...], virtual: tuple[str, ...]):
 def _finish(kind: str, seed: int, level: int, draft) -> Problem:
     """Check that the mistakes are told apart, then freeze the problem."""
     runs = draft.runs
-    stacks = {a.name: runs.values[a.name] for a in draft.ask}
+    values = runs.values
+    asks = draft.ask
     names = tuple(runs.names)
     count = len(names)
-    signature = tuple(
-        (a.name, a.exact, a.transposable, stacks[a.name].shape[1:]) for a in draft.ask
-    )
     layout = _layout(
-        signature, draft.precision, draft.transposed and "transposed" not in names
+        tuple(a.layout_key for a in asks),
+        draft.precision,
+        draft.transposed and "transposed" not in names,
     )
 
     # One row per pipeline (and the "transposed" mistake last), all asks side
@@ -180,9 +182,7 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
     mirrored = layout.mirror_index is not None
     flat = np.empty((count + mirrored, len(layout.margin)))
     np.concatenate(
-        [stacks[a.name].reshape(count, -1) for a in draft.ask],
-        axis=1,
-        out=flat[:count],
+        [values[a.name].reshape(count, -1) for a in asks], axis=1, out=flat[:count]
     )
     virtual = ()
     if mirrored:
@@ -196,32 +196,36 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
             flat[count, lo:hi] = 0.0
     checked = (*names, *virtual) if not layout.never else names
     require_distinct(checked, flat[: len(checked)], layout.margin)
-    for array in stacks.values():
-        array.flags.writeable = False
-    grading = {
+    # The stacks are read-only views of the grader's table, so neither can be
+    # changed behind the other's back.
+    flat.flags.writeable = False
+    stacks = {
+        a.name: flat[:count, lo:hi].reshape(count, *a.shape)
+        for a, (lo, hi) in zip(asks, layout.spans, strict=True)
+    }
+    context = dict(draft.context)
+    context["rank"] = RANK
+    context["grading"] = {
+        "asked": layout.asked,
         "flat": flat,
         "starts": layout.starts,
         "spans": layout.spans,
         "cell_tolerance": layout.tolerance,
         "never": list(layout.never),
     }
+    context["misconceptions"] = _misconceptions(names, virtual)
     return Problem(
         kind=kind,
         seed=seed,
         level=level,
         given=draft.given,
-        ask=draft.ask,
+        ask=asks,
         precision=draft.precision,
         prompt=draft.prompt,
         names=names,
         stacks=stacks,
         virtual=virtual,
-        context={
-            **draft.context,
-            "rank": RANK,
-            "grading": grading,
-            "misconceptions": _misconceptions(names, virtual),
-        },
+        context=context,
     )
 
 

@@ -8,6 +8,7 @@ they are exactly uniform.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TypeVar
@@ -18,6 +19,12 @@ from numpy.random import PCG64
 T = TypeVar("T")
 
 _TWO_64 = 1 << 64
+
+
+@functools.lru_cache(maxsize=64)
+def _limit(span: int) -> int:
+    """The largest multiple of `span` not above 2**64: words below it are unbiased."""
+    return _TWO_64 - _TWO_64 % span
 
 
 class Draws:
@@ -34,7 +41,7 @@ class Draws:
         """Return one integer in [low, high], both ends included."""
         span = high - low + 1
         # Words at or above `limit` would make small values more likely.
-        limit = _TWO_64 - _TWO_64 % span
+        limit = _limit(span)
         while True:
             word = self._bits.random_raw()
             if word < limit:
@@ -43,10 +50,12 @@ class Draws:
     def integer_list(self, low: int, high: int, count: int) -> list[int]:
         """Return `count` integers in [low, high] as a Python list."""
         span = high - low + 1
-        limit = _TWO_64 - _TWO_64 % span
+        limit = _limit(span)
         # Python integers: for the few entries a problem needs, cheaper than a
         # chain of NumPy calls on a tiny array.
         words = self._bits.random_raw(count).tolist()
+        if count and max(words) < limit:  # the usual case: nothing to redraw
+            return [low + word % span for word in words]
         # Redraw rejected words in place, in index order, until none is left.
         bad = [i for i, word in enumerate(words) if word >= limit]
         while bad:
@@ -56,6 +65,18 @@ class Draws:
                 words[i] = word
             bad = [i for i in bad if words[i] >= limit]
         return [low + word % span for word in words]
+
+    def skip_integer_lists(self, low: int, high: int, count: int, times: int) -> None:
+        """Use up exactly the words `times` calls of `integer_list` would take."""
+        total = count * times
+        if not total:
+            return
+        if max(self._bits.random_raw(total).tolist()) >= _limit(high - low + 1):
+            # A rejected word is redrawn at once, before the next call's words:
+            # step back and take them call by call (about once in 1e17 skips).
+            self._bits.advance((1 << 128) - total)
+            for _ in range(times):
+                self.integer_list(low, high, count)
 
     def integers(self, low: int, high: int, shape: tuple[int, ...]) -> np.ndarray:
         """Return an int64 array of the given shape, entries in [low, high]."""

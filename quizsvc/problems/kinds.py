@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,6 +213,16 @@ def _untied_scores(draws: Draws, level: Level, scores: np.ndarray) -> np.ndarray
     raise Degenerate("a row's largest score stays tied")
 
 
+def _sees_one_key(k: np.ndarray, seen: list | None, row: int) -> bool:
+    """True if the row sees two keys or more, and all of them are the same."""
+    keys = (
+        k.tolist()
+        if seen is None
+        else [key for key, shown in zip(k.tolist(), seen[row], strict=True) if shown]
+    )
+    return len(keys) > 1 and all(key == keys[0] for key in keys)
+
+
 def _untied_queries(
     draws: Draws,
     level: Level,
@@ -221,37 +230,45 @@ def _untied_queries(
     k: np.ndarray,
     visible: np.ndarray | None,
 ) -> None:
-    """Redraw (in place) each query whose largest visible score QKᵀ is tied."""
-    # Plain Python on lists: a few short dot products beat NumPy's per-call
-    # cost. Entries are integers or tenths, so two scores are either equal or
-    # at least 0.01 apart, and rounding cannot change the verdict.
-    keys = k.tolist()
+    """Redraw (in place) each query whose largest visible score QKᵀ is tied.
+
+    Raises `Degenerate` when a query stays tied, or when every visible score
+    ends up 0: then the scaled and unscaled scores agree, and the generator
+    would reject the draw anyway after all the work of its pipelines.
+    """
+    # One product for the scores, then plain Python on their handful of rows.
+    # Entries are integers or tenths, so two scores are either equal or at
+    # least 0.01 apart, and rounding cannot change the verdict.
     seen = visible.tolist() if visible is not None else None
-    queries = q.tolist()
-    suspects: Iterable[int] = range(len(queries))
-    for _ in range(_MAX_REDRAWS):
+    zero_rows = [False] * q.shape[0]
+    suspects = list(range(q.shape[0]))
+    products = q @ k.T
+    for attempt in range(_MAX_REDRAWS):
         tied = []
         # A row not redrawn stays untied: only redrawn rows need a new look.
-        for i in suspects:
-            query = queries[i]
-            if seen is None:
-                scores = [sum(map(operator.mul, query, key)) for key in keys]
-            else:
-                scores = [
-                    sum(map(operator.mul, query, key))
-                    for key, shown in zip(keys, seen[i], strict=True)
-                    if shown
-                ]
-            if len(scores) > 1:
-                top = max(scores)
-                if sum(top - x <= 1e-9 for x in scores) > 1:
+        for i, row in zip(suspects, products.tolist(), strict=True):
+            if seen is not None:
+                row = [x for x, shown in zip(row, seen[i], strict=True) if shown]
+            zero_rows[i] = all(-1e-9 <= x <= 1e-9 for x in row)
+            if len(row) > 1:
+                top = max(row)
+                if sum(top - x <= 1e-9 for x in row) > 1:
                     tied.append(i)
         if not tied:
+            if q.shape[1] > 1 and all(zero_rows):
+                raise Degenerate("every visible score is 0: no_scale looks right")
             return
+        if all(_sees_one_key(k, seen, i) for i in tied):
+            # These rows tie whatever query is drawn. Take the words the
+            # remaining redraws would have taken, so that the next draw of the
+            # problem starts where it always did, and give up now.
+            draws.skip_integer_lists(
+                level.low, level.high, len(tied) * q.shape[1], _MAX_REDRAWS - attempt
+            )
+            break
         fresh = _entries(draws, level, (len(tied), q.shape[1]))
         q[tied] = fresh
-        for i, row in zip(tied, fresh.tolist(), strict=True):
-            queries[i] = row
+        products = fresh @ k.T
         suspects = tied
     raise Degenerate("a query's largest score stays tied")
 

@@ -59,6 +59,12 @@ class Ask:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label", MappingProxyType(dict(self.label)))
+        object.__setattr__(self, "shape", tuple(self.shape))
+        # What the grader's table layout depends on, worked out once per ask
+        # rather than once per generated problem.
+        object.__setattr__(
+            self, "layout_key", (self.name, self.exact, self.transposable, self.shape)
+        )
 
     @property
     def depends_on(self) -> tuple[str, ...]:
@@ -113,10 +119,16 @@ class Problem:
     virtual: tuple[str, ...] = field(default=(), repr=False)
     context: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
-    @cached_property
+    @property
     def answer(self) -> Mapping[str, np.ndarray]:
         """The engine's exact result for each asked quantity."""
-        return {name: stack[0, ...] for name, stack in self.stacks.items()}
+        # Cached by hand: functools.cached_property takes a lock on Python 3.11,
+        # which costs more than the dictionary it guards.
+        cached = self.__dict__.get("_answer")
+        if cached is None:
+            cached = {name: stack[0, ...] for name, stack in self.stacks.items()}
+            self.__dict__["_answer"] = cached
+        return cached
 
     @cached_property
     def pipelines(self) -> Mapping[str, Mapping[str, np.ndarray]]:

@@ -22,6 +22,7 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -50,8 +51,7 @@ class Degenerate(Exception):
     """This draw cannot tell some mistake apart from another; draw again."""
 
 
-@dataclass
-class Runs:
+class Runs(NamedTuple):
     """Pipelines evaluated together: `values[q][p]` is quantity q in pipeline p."""
 
     names: list[str]
@@ -419,6 +419,20 @@ def _identity(size: int) -> np.ndarray:
     return eye
 
 
+@functools.lru_cache(maxsize=256)
+def _score_mistakes(
+    candidates: tuple[str, ...], tq: int, some_choice: bool
+) -> tuple[str, ...]:
+    """The candidate mistakes on given scores that this problem can show."""
+    return tuple(
+        n
+        for n in _SCORE_MISTAKES
+        if n in candidates
+        and not (n == "softmax_over_queries" and tq == 1)
+        and not (n in _NEED_A_CHOICE and not some_choice)
+    )
+
+
 def score_pipelines(
     scores: np.ndarray,
     v: np.ndarray | None,
@@ -438,13 +452,7 @@ def score_pipelines(
     hidden = scores == -np.inf
     masked = bool(hidden.any())
     some_choice = not masked or bool(((~hidden).sum(axis=-1) >= 2).any())
-    names = [
-        n
-        for n in _SCORE_MISTAKES
-        if n in candidates
-        and not (n == "softmax_over_queries" and tq == 1)
-        and not (n in _NEED_A_CHOICE and not some_choice)
-    ]
+    names = _score_mistakes(tuple(candidates), tq, some_choice)
     eye = _identity(tk)
     values_v = eye if v is None else v
     if masked:
