@@ -316,7 +316,7 @@ def attention_steps(
         scores = scores + additive
     row_max = scores.max(axis=-1)
     undefined = row_max == -np.inf  # np.isneginf, without its wrapper's cost
-    some_undefined = bool(undefined.any())
+    some_undefined = bool(np.count_nonzero(undefined))  # cheaper than .any()
     # Shift defined rows by their max so exp never overflows; undefined rows
     # are shifted by 0, which keeps their exp at exactly 0 instead of NaN.
     shift = np.where(undefined, 0.0, row_max) if some_undefined else row_max

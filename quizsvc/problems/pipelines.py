@@ -126,7 +126,7 @@ def peak_weights(
     if peak is None:
         peak = scores.max(axis=-1, keepdims=True)
     one_hot = (scores == peak).astype(np.float64)
-    if undefined is None or not undefined.any():
+    if undefined is None or not np.count_nonzero(undefined):
         return one_hot
     return np.where(undefined[..., None], np.nan, one_hot)
 
@@ -355,7 +355,7 @@ def qkv_pipelines(
 
     correct_scores = trace.scores[0]
     undefined = trace.undefined_rows[0]
-    some_undefined = bool(undefined.any())
+    some_undefined = bool(np.count_nonzero(undefined))
     extra_weights: list[np.ndarray] = []
     if "softmax_over_queries" in names:
         extra_weights.append(softmax_columns(correct_scores))
@@ -450,7 +450,7 @@ def score_pipelines(
     """
     _, tq, tk = scores.shape
     hidden = scores == -np.inf
-    masked = bool(hidden.any())
+    masked = bool(np.count_nonzero(hidden))
     some_choice = not masked or bool(((~hidden).sum(axis=-1) >= 2).any())
     names = _score_mistakes(tuple(candidates), tq, some_choice)
     eye = _identity(tk)
@@ -462,7 +462,7 @@ def score_pipelines(
     else:
         trace = attention_steps(scores, eye, None, None)
     undefined = trace.undefined_rows
-    some_undefined = bool(undefined.any())
+    some_undefined = bool(np.count_nonzero(undefined))
     weights = [trace.weights]
     if "softmax_over_queries" in names:
         weights.append(softmax_columns(trace.scores))
@@ -545,7 +545,7 @@ def require_distinct(
     else:
         with np.errstate(invalid="ignore"):
             apart = (np.abs(flat[first] - flat[second]) > margin).any(axis=1)
-    if not apart.all():
+    if np.count_nonzero(apart) < apart.size:
         pair = int(np.argmin(apart))
         raise Degenerate(
             f"{names[first[pair]]} and {names[second[pair]]} give the same answer"
