@@ -8,7 +8,8 @@ Beside each rate is the rate of one bare `engine.attention()` call on the same
 problem, and the ratio: how many bare engine calls one cycle costs. "The same
 problem" means the one call that computes its answer without any diagnosis:
 its Q, K, V with its mask and causal flag (given scores go in as Q·I with their
--inf cells as the mask). The "(unmasked)" column is the ratio against a plain
+-inf cells as the mask; shift_invariance and temperature, whose answers are two
+softmaxes, as a batch of two). The "(unmasked)" column is the ratio against a plain
 call on the same shapes without any mask, the stricter reading. Rates are per
 second of this process's CPU time (one core), measured in alternating slices
 of about 20 ms, so other work on the machine affects all columns alike; each
@@ -61,12 +62,17 @@ def engine_call(problem, *, masked: bool = True) -> tuple[tuple, dict]:
         weights = given.get("A", np.ones((2, 2)))
         v = given.get("V", np.ones((weights.shape[1], 2)))
         return (weights, np.eye(weights.shape[1]), v), {"scale": 1.0}
+    # Two softmaxes make the answer of these kinds: one call on a batch of two.
+    if "c" in given:  # shift_invariance: S and S + c
+        scores = np.stack([scores, scores + given["c"]])
+    elif "tau1" in given:  # temperature: s/τ₁ and s/τ₂
+        scores = np.stack([scores / given["tau1"], scores / given["tau2"]])
     hidden = np.isneginf(scores)
-    v = given.get("V", np.eye(scores.shape[1]))
+    v = given.get("V", np.eye(scores.shape[-1]))
     kwargs = {"scale": 1.0}
     if masked and hidden.any():
         kwargs["mask"] = np.where(hidden, -np.inf, 0.0)
-    return (np.where(hidden, 0.0, scores), np.eye(scores.shape[1]), v), kwargs
+    return (np.where(hidden, 0.0, scores), np.eye(scores.shape[-1]), v), kwargs
 
 
 def as_submitted(problem, values: dict) -> dict:

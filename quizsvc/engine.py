@@ -299,19 +299,20 @@ class AttentionSteps(NamedTuple):
 @np.errstate(over="ignore", invalid="ignore", divide="ignore")
 def attention_steps(
     q: np.ndarray,
-    k: np.ndarray,
+    k: np.ndarray | None,
     v: np.ndarray | None,
     additive: np.ndarray | None = None,
     factor: float | np.ndarray = 1.0,
 ) -> AttentionSteps:
     """Run the arithmetic of `attention` on float arrays that are already checked.
 
-    scores = q·kᵀ·factor + additive (factor may be one number per batch entry),
-    then the row-max-shifted softmax and, unless v is None, the weighted sum.
+    scores = q·kᵀ·factor + additive (factor may be one number per batch entry;
+    with k None, q holds q·kᵀ already), then the row-max-shifted softmax and,
+    unless v is None, the weighted sum.
     No validation and no copies: for callers that evaluate many pipelines at
     once (the problem generator and grader) and vouch for their inputs.
     """
-    scores = (q @ k.swapaxes(-1, -2)) * factor
+    scores = (q if k is None else q @ k.swapaxes(-1, -2)) * factor
     if additive is not None:
         scores = scores + additive
     row_max = scores.max(axis=-1)

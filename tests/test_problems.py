@@ -255,6 +255,21 @@ def test_the_batched_fast_path_is_the_engine_bit_for_bit(
         np.testing.assert_array_equal(getattr(fast, name), getattr(trace, name))
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**32))
+def test_given_scores_skip_the_product_and_match_the_engine(b, tq, tk, seed):
+    """Do steps started from given scores equal the engine run on scores·I?"""
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(-20, 21, (b, tq, tk)) / 10
+    hidden = rng.random((b, tq, tk)) < 0.3
+    fast = attention_steps(np.where(hidden, -np.inf, scores), None, None)
+    trace = attention(
+        np.where(hidden, 0.0, scores), np.eye(tk), np.eye(tk), mask=~hidden, scale=1.0
+    )
+    for name in ("scores", "exp", "weights", "undefined_rows"):
+        np.testing.assert_array_equal(getattr(fast, name), getattr(trace, name))
+
+
 def test_every_buggy_pipeline_is_the_engine_run_the_buggy_way():
     """Does each engine-level mistake equal engine.attention with that change?"""
     q = np.array([[1.0, 2, 0, -1], [2, -1, 1, 0], [0, 1, 2, 2]])

@@ -411,14 +411,6 @@ _SCORE_MISTAKES = (
 )
 
 
-@functools.lru_cache(maxsize=16)
-def _identity(size: int) -> np.ndarray:
-    """I [size, size], shared and read-only: scores go in as S·I."""
-    eye = np.eye(size)
-    eye.flags.writeable = False
-    return eye
-
-
 @functools.lru_cache(maxsize=256)
 def _score_mistakes(
     candidates: tuple[str, ...], tq: int, some_choice: bool
@@ -443,9 +435,9 @@ def score_pipelines(
     """Evaluate softmax (and AV) and its mistakes for scores [B, Tq, Tk].
 
     The B leading entries are separate scenarios of one problem (e.g. two
-    temperatures); the scores go in as Q·I with the -inf cells as an additive
-    mask, so all of them are one batch. Quantities: "weights" [P, B, Tq, Tk]
-    and "output" [P, B, Tq, dv]. Raises `Degenerate` when a row's largest
+    temperatures), all in one batch; a -inf score is a hidden cell.
+    Quantities: "weights" [P, B, Tq, Tk] and, given V, "output" [P, B, Tq, dv].
+    Raises `Degenerate` when a row's largest
     score is tied and hard_argmax is a candidate (unless `ties_checked`).
     """
     _, tq, tk = scores.shape
@@ -453,14 +445,9 @@ def score_pipelines(
     masked = bool(np.count_nonzero(hidden))
     some_choice = not masked or bool(((~hidden).sum(axis=-1) >= 2).any())
     names = _score_mistakes(tuple(candidates), tq, some_choice)
-    eye = _identity(tk)
-    values_v = eye if v is None else v
-    if masked:
-        trace = attention_steps(
-            np.where(hidden, 0.0, scores), eye, None, np.where(hidden, -np.inf, 0.0)
-        )
-    else:
-        trace = attention_steps(scores, eye, None, None)
+    # The scores are given: the engine's arithmetic starts from them, and a
+    # -inf cell is a hidden one.
+    trace = attention_steps(scores, None, None)
     undefined = trace.undefined_rows
     some_undefined = bool(np.count_nonzero(undefined))
     weights = [trace.weights]
@@ -485,7 +472,10 @@ def score_pipelines(
             )
         )
     stacked = np.array(weights)
-    return Runs(["correct", *names], {"weights": stacked, "output": stacked @ values_v})
+    values = {"weights": stacked}
+    if v is not None:
+        values["output"] = stacked @ v
+    return Runs(["correct", *names], values)
 
 
 def output_pipelines(
