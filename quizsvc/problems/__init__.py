@@ -196,13 +196,11 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
             flat[count, lo:hi] = 0.0
     checked = (*names, *virtual) if not layout.never else names
     require_distinct(checked, flat[: len(checked)], layout.margin)
-    # The stacks are read-only views of the grader's table, so neither can be
-    # changed behind the other's back.
+    # A problem's numbers are shared by every grade of it: none may change.
     flat.flags.writeable = False
-    stacks = {
-        a.name: flat[:count, lo:hi].reshape(count, *a.shape)
-        for a, (lo, hi) in zip(asks, layout.spans, strict=True)
-    }
+    stacks = {a.name: values[a.name] for a in asks}
+    for array in stacks.values():
+        array.flags.writeable = False
     context = dict(draft.context)
     context["rank"] = RANK
     context["grading"] = {
