@@ -183,16 +183,11 @@ def _by_level(draws: Draws, level: Level, options: dict[int, tuple[int, ...]]) -
     return draws.choice(options[level.number])
 
 
-def _tied_row_indices(
-    scores: np.ndarray, visible: np.ndarray | None = None
-) -> list[int]:
+def _tied_row_indices(scores: np.ndarray) -> list[int]:
     """Rows whose largest visible score occurs twice (ties break hard_argmax).
 
-    Without `visible`, a score of -inf is a hidden cell.
+    A score of -inf is a hidden cell: never within 1e-9 of a finite peak.
     """
-    if visible is not None:
-        # A hidden cell as -inf: never within 1e-9 of a finite peak.
-        scores = np.where(visible, scores, -np.inf)
     # Plain Python: for the handful of short rows here it beats NumPy's overhead.
     tied = []
     for index, row in enumerate(scores.tolist()):
