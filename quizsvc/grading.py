@@ -561,7 +561,7 @@ def grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
 @np.errstate(all="ignore")
 def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     format_errors: list[FormatError] = []
-    if not isinstance(answers, Mapping):
+    if type(answers) is not dict and not isinstance(answers, Mapping):
         answers = {}
         format_errors.append(
             FormatError(
@@ -600,9 +600,14 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
             parsed[ask.name] = value
 
     steps, all_right = _grade_steps(problem, parsed)
-    if all_right and not format_errors:
-        results = tuple(s.result for s in steps)
-        return Verdict(True, 1.0, results, None, None, dict(_ALL_CORRECT), ())
+    if all_right:
+        results = _all_right(problem)
+        if not format_errors:
+            return Verdict(True, 1.0, results, None, None, dict(_ALL_CORRECT), ())
+        steps = [
+            _Step(ask, parsed[ask.name], result, None)
+            for ask, result in zip(problem.ask, results, strict=True)
+        ]
     misconception, where = (
         (None, None) if format_errors else _diagnose(problem, steps, parsed)
     )
@@ -648,7 +653,8 @@ def _grade_steps(
 ) -> tuple[list[_Step], bool]:
     """Grade every step against every pipeline in a few whole-array operations.
 
-    Also says whether every step is right (the usual case, answered at once).
+    Also says whether every step is right: the usual case, answered at once
+    (with no steps: `_all_right` has their results).
     """
     layout = problem.context["grading"]
     flat, spans = layout["flat"], layout["spans"]
@@ -675,7 +681,7 @@ def _grade_steps(
             if not fit:
                 near[:, lo:hi] = False
     if all(fits) and np.count_nonzero(near[0]) == near.shape[1]:
-        return _all_right(problem, parsed), True
+        return [], True
     for lo, hi in layout["never"]:
         near[-1, lo:hi] = False
     match = np.logical_and.reduceat(near, layout["starts"], axis=1).T.tolist()
@@ -757,9 +763,9 @@ def _carried_forward(
     return consistent, carried
 
 
-def _all_right(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_Step]:
+def _all_right(problem: Problem) -> tuple[StepResult, ...]:
     """Every step right: full marks, each derived step consistent by construction."""
-    steps = []
+    results = []
     for ask in problem.ask:
         shape = ask.shape
         if len(shape) == 2:
@@ -767,9 +773,8 @@ def _all_right(problem: Problem, parsed: Mapping[str, np.ndarray]) -> list[_Step
         else:
             ok = [True] * shape[0] if shape else True
         consistent = True if ask.derive else None
-        result = StepResult(ask.name, True, True, 1.0, ok, consistent)
-        steps.append(_Step(ask, parsed[ask.name], result, None))
-    return steps
+        results.append(StepResult(ask.name, True, True, 1.0, ok, consistent))
+    return tuple(results)
 
 
 def _off_shape_step(

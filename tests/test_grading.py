@@ -332,6 +332,16 @@ def test_unknown_names_and_non_mappings_are_format_errors():
     assert grade(LESSON, ["1 0"]).format_errors[0].quantity == "answers"
 
 
+def test_right_answers_with_an_unknown_name_are_not_an_attempt():
+    """Do all-right steps still say so when a stray name makes it a format error?"""
+    answers = {name: LESSON.answer_json(name) for name in ("S", "A", "O")}
+    verdict = grade(LESSON, {**answers, "s": "1 0"})
+    assert not verdict.attempt and not verdict.correct
+    assert [s.correct for s in verdict.steps] == [True, True, True]
+    assert verdict.misconception is None
+    assert "has no quantity 's'" in verdict.feedback["en"]
+
+
 def test_unanswered_steps_score_nothing_but_are_not_errors():
     """Does a partly answered submission grade what is there?"""
     verdict = grade(LESSON, {"S": "0.7071 0"})
