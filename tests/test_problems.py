@@ -555,3 +555,17 @@ def test_skipping_redraws_takes_the_words_they_would_take(low, high):
         for _ in range(7):
             drawn.integer_list(low, high, 6)
         assert skipped.integer_list(low, high, 5) == drawn.integer_list(low, high, 5)
+
+
+def test_k_for_kt_is_unseen_only_when_every_visible_score_agrees():
+    """Is a draw rejected early only when K and Kᵀ really give the same scores?"""
+    from quizsvc.problems.kinds import _k_for_kt_unseen
+
+    q = np.array([[1.0, 2.0], [0.0, -1.0]])
+    symmetric = np.array([[1.0, 2.0], [2.0, -1.0]])
+    lopsided = np.array([[1.0, 2.0], [0.0, -1.0]])
+    assert _k_for_kt_unseen(q, symmetric, None)
+    assert not _k_for_kt_unseen(q, lopsided, None)
+    # Hide every cell where QK and QKᵀ differ: nothing visible tells them apart.
+    differs = np.abs(q @ lopsided - q @ lopsided.T) > 1e-9
+    assert _k_for_kt_unseen(q, lopsided, ~differs)

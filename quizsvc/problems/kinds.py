@@ -208,6 +208,16 @@ def _untied_scores(draws: Draws, level: Level, scores: np.ndarray) -> np.ndarray
     raise Degenerate("a row's largest score stays tied")
 
 
+def _k_for_kt_unseen(q: np.ndarray, k: np.ndarray, visible: np.ndarray | None) -> bool:
+    """True if QK gives the same visible scores as QKᵀ (K square, d = Tk).
+
+    Exact: entries are integers or tenths, so two scores are equal or at
+    least 0.01 apart, which scaling keeps above the generator's margin.
+    """
+    apart = np.abs(q @ k - q @ k.T) > 1e-9
+    return not np.count_nonzero(apart if visible is None else apart & visible)
+
+
 def _sees_one_key(k: np.ndarray, seen: list | None, row: int) -> bool:
     """True if the row sees two keys or more, and all of them are the same."""
     keys = (
@@ -227,9 +237,10 @@ def _untied_queries(
 ) -> None:
     """Redraw (in place) each query whose largest visible score QKᵀ is tied.
 
-    Raises `Degenerate` when a query stays tied, or when every visible score
-    ends up 0: then the scaled and unscaled scores agree, and the generator
-    would reject the draw anyway after all the work of its pipelines.
+    Raises `Degenerate` when a query stays tied. Also raises it, before any
+    pipeline runs, for two draws the generator would reject after all that
+    work: every visible score 0 (scaled and unscaled scores agree), or K
+    giving the same visible scores as Kᵀ.
     """
     # One product for the scores, then plain Python on their handful of rows.
     # Entries are integers or tenths, so two scores are either equal or at
@@ -252,6 +263,8 @@ def _untied_queries(
         if not tied:
             if q.shape[1] > 1 and all(zero_rows):
                 raise Degenerate("every visible score is 0: no_scale looks right")
+            if q.shape[1] == k.shape[0] and _k_for_kt_unseen(q, k, visible):
+                raise Degenerate("K and Kᵀ give the same visible scores")
             return
         if all(_sees_one_key(k, seen, i) for i in tied):
             # These rows tie whatever query is drawn. Take the words the
