@@ -16,7 +16,7 @@ of about 20 ms, so other work on the machine affects all columns alike; each
 is the median over its slices, and "spread" is the interquartile range of the
 cycle rate across slices.
 
-Run: .venv/bin/python bench/problems.py [--seconds 2] [--kinds attention,...]
+Run: .venv/bin/python bench/problems.py [--seconds 3] [--kinds attention,...]
 """
 
 from __future__ import annotations
@@ -167,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seconds",
         type=float,
-        default=2.0,
-        help="CPU seconds spent measuring each row (default 2)",
+        default=3.0,
+        help="CPU seconds spent measuring each row (default 3)",
     )
     parser.add_argument(
         "--kinds", default=",".join(KINDS), help="comma-separated kinds (default: all)"
