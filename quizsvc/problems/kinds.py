@@ -22,6 +22,7 @@ from quizsvc.problems.pipelines import (
     Runs,
     causal_mask,
     output_pipelines,
+    peak_tied,
     qkv_pipelines,
     score_pipelines,
 )
@@ -188,13 +189,7 @@ def _tied_row_indices(scores: np.ndarray) -> list[int]:
 
     A score of -inf is a hidden cell: never within 1e-9 of a finite peak.
     """
-    # Plain Python: for the handful of short rows here it beats NumPy's overhead.
-    tied = []
-    for index, row in enumerate(scores.tolist()):
-        top = max(row, default=-math.inf)
-        if top != -math.inf and sum(1 for x in row if top - x <= 1e-9) > 1:
-            tied.append(index)
-    return tied
+    return [i for i, row in enumerate(scores.tolist()) if peak_tied(row)]
 
 
 def _untied_scores(draws: Draws, level: Level, scores: np.ndarray) -> np.ndarray:
@@ -256,10 +251,8 @@ def _untied_queries(
             if seen is not None:
                 row = [x for x, shown in zip(row, seen[i], strict=True) if shown]
             zero_rows[i] = all(-1e-9 <= x <= 1e-9 for x in row)
-            if len(row) > 1:
-                top = max(row)
-                if sum(top - x <= 1e-9 for x in row) > 1:
-                    tied.append(i)
+            if peak_tied(row):
+                tied.append(i)
         if not tied:
             if q.shape[1] > 1 and all(zero_rows):
                 raise Degenerate("every visible score is 0: no_scale looks right")

@@ -64,10 +64,14 @@ class Runs(NamedTuple):
 # cells are all hidden has no weights (NaN), as the engine reports it.
 
 
-def softmax_rows(scores: np.ndarray) -> np.ndarray:
-    """Row-wise softmax; a row of -inf (or containing NaN) gives NaN."""
+def softmax_rows(scores: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray:
+    """Row-wise softmax; a row of -inf (or containing NaN) gives NaN.
+
+    `peak`, each row's largest entry (keepdims), saves finding it again.
+    """
     with np.errstate(all="ignore"):
-        peak = scores.max(axis=-1, keepdims=True)
+        if peak is None:
+            peak = scores.max(axis=-1, keepdims=True)
         empty = peak == -np.inf
         shifted = np.exp(scores - np.where(empty, 0.0, peak))
         weights = shifted / shifted.sum(axis=-1, keepdims=True)
@@ -103,16 +107,18 @@ def unnormalized_exp(scores: np.ndarray) -> np.ndarray:
     return np.where(empty, np.nan, values)
 
 
+def peak_tied(row: list[float]) -> bool:
+    """True if the row's largest finite entry occurs twice (within 1e-9)."""
+    # Plain Python: for the handful of short rows here it beats NumPy's overhead.
+    top = max(row, default=-math.inf)
+    if top == -math.inf or top != top:
+        return False
+    return sum(1 for x in row if top - x <= 1e-9) > 1
+
+
 def has_tied_peak(scores: np.ndarray) -> bool:
     """True if some row's largest finite entry occurs twice (within 1e-9)."""
-    # Plain Python: for the handful of short rows here it beats NumPy's overhead.
-    for row in scores.reshape(-1, scores.shape[-1]).tolist():
-        top = max(row)
-        if top == -math.inf or top != top:
-            continue
-        if sum(1 for x in row if top - x <= 1e-9) > 1:
-            return True
-    return False
+    return any(map(peak_tied, scores.reshape(-1, scores.shape[-1]).tolist()))
 
 
 def peak_weights(
