@@ -507,6 +507,9 @@ def parse_matrix(
     `number` reads each entry. When `width` is given, a row written as a single
     undefined entry ("undefined", "未定义") stands for that many undefined cells.
     """
+    plain = _plain_number_rows(text, number, width)
+    if plain is not None:
+        return plain
     if isinstance(text, str):
         if len(text) > MAX_INPUT_CHARS:
             raise _error(
@@ -574,6 +577,36 @@ def parse_matrix(
             "行是空的；请填写矩阵，例如 [[1, 0]]",
         )
     return np.array(values, dtype=np.float64)
+
+
+def _plain_number_rows(
+    value: Any, number: Number, width: int | None
+) -> np.ndarray | None:
+    """The matrix, when `value` is rows of plain numbers of one width, else None.
+
+    The usual JSON answer: no entry needs the expression parser, and one NumPy
+    call reads them all. Anything else (text, words, ragged rows, a lone
+    undefined entry standing for a row) takes the general path and its
+    messages.
+    """
+    if number is not parse_value and number is not parse_number:
+        return None  # e.g. flags, which read numbers by their own rules
+    if type(value) is not list or not value:
+        return None
+    rows = value if type(value[0]) is list else [value]
+    size = len(rows[0])
+    if not size or (size == 1 and width is not None and width > 1):
+        return None
+    for row in rows:
+        if type(row) is not list or len(row) != size:
+            return None
+        for entry in row:
+            if type(entry) is not float and type(entry) is not int:
+                return None
+    try:
+        return np.array(rows, dtype=np.float64)
+    except OverflowError:  # an integer too large for a float: say so as usual
+        return None
 
 
 def _read_entry(number: Number, token: Any, name: str, i: int, j: int) -> float:

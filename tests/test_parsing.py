@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from quizsvc.parsing import (
@@ -309,3 +309,32 @@ def test_a_matrix_reads_back_from_every_layout(rows, layout):
         "chinese": "；".join("，".join(r) for r in cells).replace("-", "−"),
     }[layout]
     assert parse_matrix(text, number=parse_value).tolist() == rows
+
+
+_PLAIN_NUMBERS = st.one_of(
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=True, allow_infinity=True, width=64),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda width: st.lists(
+            st.lists(_PLAIN_NUMBERS, min_size=width, max_size=width),
+            min_size=1,
+            max_size=4,
+        )
+    ),
+    st.one_of(st.none(), st.integers(1, 4)),
+)
+@example([[float("nan")], [float("nan")]], 3)  # a lone undefined entry: its row
+@example([[1, 2], [3, 4]], None)
+def test_rows_of_plain_numbers_read_as_the_general_path_reads_them(rows, width):
+    """Do JSON rows of numbers, read at once, equal them read entry by entry?"""
+    as_text = [[repr(float(x)) for x in row] for row in rows]
+    fast = parse_matrix(rows, "A", parse_value, width=width)
+    slow = parse_matrix(as_text, "A", parse_value, width=width)
+    np.testing.assert_array_equal(fast, slow)
+    if len(rows) == 1:  # a single row may come without its brackets
+        np.testing.assert_array_equal(parse_matrix(rows[0], "A", parse_value), fast)
