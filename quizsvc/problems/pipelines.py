@@ -64,17 +64,17 @@ class Runs(NamedTuple):
 # cells are all hidden has no weights (NaN), as the engine reports it.
 
 
+@np.errstate(all="ignore")  # a row of -inf divides 0 by 0 before it is set to NaN
 def softmax_rows(scores: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray:
     """Row-wise softmax; a row of -inf (or containing NaN) gives NaN.
 
     `peak`, each row's largest entry (keepdims), saves finding it again.
     """
-    with np.errstate(all="ignore"):
-        if peak is None:
-            peak = scores.max(axis=-1, keepdims=True)
-        empty = peak == -np.inf
-        shifted = np.exp(scores - np.where(empty, 0.0, peak))
-        weights = shifted / shifted.sum(axis=-1, keepdims=True)
+    if peak is None:
+        peak = scores.max(axis=-1, keepdims=True)
+    empty = peak == -np.inf
+    shifted = np.exp(scores - np.where(empty, 0.0, peak))
+    weights = shifted / shifted.sum(axis=-1, keepdims=True)
     return np.where(empty, np.nan, weights)
 
 
