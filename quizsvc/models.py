@@ -161,15 +161,29 @@ class Classroom(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
+    term: Mapped[str | None] = mapped_column(String(100))
+    # The class's dates (exports, dashboards) are shown in this time zone.
+    timezone: Mapped[str] = mapped_column(String(64), default="Asia/Shanghai")
+    join_code: Mapped[str] = mapped_column(String(16), unique=True)
+    joining_open: Mapped[bool] = mapped_column(default=True)
+    created_by: Mapped[int | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL")
+    )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     memberships: Mapped[list[Membership]] = relationship(
         back_populates="classroom", cascade="all, delete-orphan"
     )
+    roster: Mapped[list[RosterEntry]] = relationship(
+        back_populates="classroom", cascade="all, delete-orphan"
+    )
 
 
 class Membership(Base):
-    """A user's place in a class, as learner or teacher."""
+    """A user's place in a class, as learner or teacher.
+
+    Leaving a class deletes the row, so the teacher's access ends at once.
+    """
 
     __tablename__ = "memberships"
     __table_args__ = (
@@ -183,10 +197,27 @@ class Membership(Base):
         ForeignKey("users.id", ondelete="CASCADE"), index=True
     )
     role: Mapped[str] = mapped_column(String(16), default="learner")
+    # What the learner chose to show their teachers (学号 and name).
+    student_number: Mapped[str | None] = mapped_column(String(64))
+    display_name: Mapped[str | None] = mapped_column(String(128))
     joined_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     classroom: Mapped[Classroom] = relationship(back_populates="memberships")
     user: Mapped[User] = relationship(back_populates="memberships")
+
+
+class RosterEntry(Base):
+    """A name a teacher expects under a student number, before the learner joins."""
+
+    __tablename__ = "roster_entries"
+    __table_args__ = (UniqueConstraint("class_id", "student_number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"))
+    student_number: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(128))
+
+    classroom: Mapped[Classroom] = relationship(back_populates="roster")
 
 
 # --- content synced from the question bank ----------------------------------
