@@ -859,7 +859,34 @@ def test_numeric_answers_are_read_as_people_type_them(typed):
     assert check_answer(NUMERIC, typed).correct
 
 
-@pytest.mark.parametrize("typed", ["", "abc", "1/0", "nan", "inf", "--1"])
+ROOT_HALF = _question("numeric", answer=0.7071, tolerance=0.00025, attention=None)
+
+
+@pytest.mark.parametrize(
+    "typed", ["√2/2", "1/sqrt(2)", "1/√2", "√(1/2)", "０．７０７１", "2^-0.5", "√2 / 2"]
+)
+def test_numeric_answers_may_be_expressions_as_the_hint_promises(typed):
+    """Are √, sqrt() and full-width digits read by the one expression parser?"""
+    assert check_answer(ROOT_HALF, typed).correct
+
+
+@pytest.mark.parametrize("typed", ["6/√2", "3√2", "3*sqrt(2)", "√18"])
+def test_a_numeric_answer_written_with_a_root_is_its_value(typed):
+    """Does 6/√2 count as 4.2426, as generated problems already read it?"""
+    question = _question("numeric", answer=4.2426, tolerance=0.00025, attention=None)
+    assert check_answer(question, typed).correct
+
+
+@pytest.mark.parametrize("typed", ["√2", "2/√2", "1/2"])
+def test_a_wrong_expression_is_wrong_not_unreadable(typed):
+    """Is a readable but wrong expression graded wrong (a lapse), not asked again?"""
+    result = check_answer(ROOT_HALF, typed)
+    assert not result.correct and "invalid" not in result.detail
+
+
+@pytest.mark.parametrize(
+    "typed", ["", "abc", "1/0", "nan", "inf", "--1", "√-2", "sqrt(", "2 ** ** 2"]
+)
 def test_unreadable_numbers_ask_again(typed):
     """Is text that is not a number flagged invalid rather than silently wrong?"""
     result = check_answer(NUMERIC, typed)

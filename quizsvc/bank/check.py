@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from fractions import Fraction
 from typing import Any
 
 from quizsvc.bank.model import AnswerCheck, Question, is_number
-from quizsvc.parsing import normalize_text
+from quizsvc.parsing import ExpressionError, normalize_text, parse_expression
 
 _SHAPE_BRACKETS = re.compile(r"^[\[(](.*)[\])]$")
 # Sizes multiplied with × or an x between spaces (or digits); "*" and "·" stay
@@ -18,6 +17,7 @@ _PRODUCT = re.compile(r"\s*×+\s*|\s+x\s+")
 _NUMBERS_BY_X = re.compile(r"^\d+(?:x\d+)+$")  # "2x3": sizes typed without spaces
 _DIM = re.compile(r"^[a-z0-9_+\-/]+$")
 _MULTIPLY_SIGNS = re.compile(r"[·⋅*]")
+_DOUBLED_SIGN = re.compile(r"[-+]\s*[-+]")
 
 
 def _split_product(text: str) -> list[str]:
@@ -75,16 +75,16 @@ def _fold_once(text: str) -> str:
 
 
 def _parse_number_answer(text: str) -> float | None:
-    cleaned = re.sub(r"\s+", "", normalize_text(text)).lstrip("≈~=")
-    if not cleaned:
-        return None
+    """Read a typed number with the one expression parser (`6/√2`, `1/sqrt(2)`)."""
+    cleaned = normalize_text(text).strip().lstrip("≈~=").strip()
     percent = cleaned.endswith("%")
-    cleaned = cleaned.rstrip("%")
-    try:
-        value = float(Fraction(cleaned)) if "/" in cleaned else float(cleaned)
-    except (ValueError, ZeroDivisionError, OverflowError):
+    cleaned = cleaned.rstrip("%").strip()
+    # A doubled sign ("--1") is a slip of the keyboard, not a sum to simplify.
+    if not cleaned or _DOUBLED_SIGN.search(cleaned):
         return None
-    if not math.isfinite(value):
+    try:
+        value = parse_expression(cleaned)
+    except ExpressionError:
         return None
     return value / 100 if percent else value
 
@@ -188,8 +188,8 @@ def _check_numeric(question: Question, answer: Any) -> AnswerCheck:
         return _invalid(
             "numeric",
             expected,
-            "请输入一个数,例如 0.5 或 1/2。",
-            "Type a number, such as 0.5 or 1/2.",
+            "请输入一个数，例如 0.5、1/2 或 √2/2。",
+            "Type a number, such as 0.5, 1/2 or √2/2.",
         )
     gap = abs(value - target)
     # A hair of slack so 0.1 + 0.2-style rounding never fails an exact answer.
