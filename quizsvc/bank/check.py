@@ -1,4 +1,35 @@
-"""Checking typed answers to choice, numeric, cloze and ordering questions."""
+"""Checking typed answers to choice, numeric, cloze and ordering questions.
+
+The equivalence policy for cloze answers (also written down for authors in
+questions/README.md). `canonical_answer` folds a typed answer and every
+accepted answer the same way; two answers are the same when their folds are
+equal. What never matters:
+
+- width, case, spaces, underscores and trailing punctuation: full-width
+  ``［Ｔｑ，Ｔｋ］``, the Unicode minus ``−``, ``head dim`` = ``head_dim`` =
+  ``headdim``;
+- how a superscript, subscript or power is typed: ``Kᵀ`` = ``K^T`` = ``K.T``
+  = ``KT``, ``Tₖ`` = ``T_k`` = ``Tk``, ``e⁰`` = ``e^0`` = ``e^{0}``, ``**`` = ``^``;
+- redundant parentheses around one symbol or number: ``1/(Tk)`` = ``1/Tk``,
+  ``Tk^(-1)`` = ``Tk^-1``;
+- how a number is written, where the answer is a number: ``1`` = ``1.00`` =
+  ``e⁰`` = ``exp(0)``, ``1/√128`` = ``√128/128`` (read by the one expression
+  parser in `quizsvc.parsing`; the values must agree to 12 significant digits);
+- how a shape or a list is written: ``[Tq, Tk]`` = ``(Tq, Tk)`` = ``Tq, Tk`` =
+  ``Tq×Tk`` = ``Tq x Tk`` = ``TqxTk`` = ``Tq*Tk``, and NumPy's and PyTorch's
+  printing ``[0 3 8]`` = ``0 3 8`` = ``array([0, 3, 8])`` = ``[0, 3, 8]``;
+- how −∞ is spelled: ``-inf`` = ``−∞`` = ``负无穷`` = ``负无穷大`` = ``-无穷`` =
+  ``−无穷大`` = ``negative infinity`` (and +∞ likewise, which stays a different
+  answer);
+- the language of a term: ``键`` = ``key`` = ``keys``, ``值`` = ``value``,
+  ``查询`` = ``query``, ``遮罩`` = ``掩码`` = ``mask``, ``因果遮罩`` = ``causal
+  mask``; a trailing ``矩阵`` / ``matrix`` is dropped (``值矩阵`` = ``value``).
+
+Everything else matters: the order of a shape's axes, which symbol is typed
+(``Tq`` is not ``Tk``, ``K`` is not ``V``), signs (``+∞`` is not ``−∞``) and
+any number that differs. A letter and the word it stands for (``K`` and
+``key``) are only the same answer when the question lists both.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +42,81 @@ from quizsvc.bank.model import AnswerCheck, Question, is_number
 from quizsvc.parsing import ExpressionError, normalize_text, parse_expression
 
 _SHAPE_BRACKETS = re.compile(r"^[\[(](.*)[\])]$")
-# Sizes multiplied with × or an x between spaces (or digits); "*" and "·" stay
-# multiplication signs inside formulas such as Q·Kᵀ.
-_PRODUCT = re.compile(r"\s*×+\s*|\s+x\s+")
+# Sizes multiplied with ×, * or an x between spaces (or digits); "·" stays a
+# multiplication sign inside formulas such as Q·Kᵀ.
+_PRODUCT = re.compile(r"\s*[×*]+\s*|\s+x\s+")
 _NUMBERS_BY_X = re.compile(r"^\d+(?:x\d+)+$")  # "2x3": sizes typed without spaces
 _DIM = re.compile(r"^[a-z0-9_+\-/]+$")
 _MULTIPLY_SIGNS = re.compile(r"[·⋅*]")
 _DOUBLED_SIGN = re.compile(r"[-+]\s*[-+]")
+# "TqxTk": an x between two sizes, told apart from words such as "exp" because
+# the size after it starts with a capital letter or a digit.
+_SIZES_BY_X = re.compile(r"^([A-Za-z][A-Za-z0-9_]*|\d+)x([A-Z0-9][A-Za-z0-9_]*)$")
+_NUMBER_LIST = re.compile(r"^-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?)+$")
+_ARRAY_WRAPPER = re.compile(r"^(?:np\.array|numpy\.array|array|torch\.tensor|tensor)\((.*)\)$")
+_REDUNDANT_PARENS = re.compile(r"(?<![a-z0-9_)])\((-?[a-z0-9.]+)\)")
+_TRANSPOSE = re.compile(r"([a-z])(?:\^t|\.t)(?![a-z0-9])")
+
+_NEGATIVE_INFINITY = {
+    "-inf", "-infinity", "-∞", "负无穷", "负无穷大", "-无穷", "-无穷大",
+    "负无限", "负无限大", "negativeinfinity", "minusinfinity",
+}  # fmt: skip
+_POSITIVE_INFINITY = {
+    "inf", "+inf", "infinity", "+infinity", "∞", "+∞", "无穷", "无穷大",
+    "正无穷", "正无穷大", "+无穷", "+无穷大", "positiveinfinity",
+}  # fmt: skip
+# Chinese and English names of one idea, folded to one spelling.
+_TERMS = {
+    "键": "key", "keys": "key",
+    "值": "value", "values": "value",
+    "查询": "query", "queries": "query",
+    "遮罩": "mask", "掩码": "mask", "masks": "mask",
+    "因果遮罩": "causalmask", "因果掩码": "causalmask",
+}  # fmt: skip
+_MATRIX_WORDS = ("矩阵", "matrix")
+
+
+def _scripts_as_powers(text: str) -> str:
+    """Spell superscripts as powers and subscripts as _x: Kᵀ → K^T, e⁻¹ → e^(-1)."""
+    out, run, kind = [], [], None
+
+    def flush() -> None:
+        if run:
+            body = unicodedata.normalize("NFKC", "".join(run))
+            if kind == "super":
+                out.append("^" + (body if len(body) == 1 else f"({body})"))
+            else:
+                out.append("_" + body)
+            run.clear()
+
+    for char in text:
+        decomposition = unicodedata.decomposition(char)
+        this = (
+            "super"
+            if decomposition.startswith("<super>")
+            else "sub"
+            if decomposition.startswith("<sub>")
+            else None
+        )
+        if this != kind:
+            flush()
+            kind = this
+        if this is None:
+            out.append(char)
+        else:
+            run.append(char)
+    flush()
+    return "".join(out)
 
 
 def _split_product(text: str) -> list[str]:
     if _NUMBERS_BY_X.match(text):
         return text.split("x")
-    return [part.strip() for part in _PRODUCT.split(text)]
+    parts = [part.strip() for part in _PRODUCT.split(text)]
+    if len(parts) == 1 and _NUMBER_LIST.match(text.strip()):
+        # NumPy prints an array as [0 3 8].
+        return text.split()
+    return parts
 
 
 def _shape_dims(text: str) -> list[str] | None:
@@ -33,8 +126,12 @@ def _shape_dims(text: str) -> list[str] | None:
         parts = [p.strip() for p in bracketed.group(1).split(",")]
         if len(parts) == 1:
             parts = _split_product(parts[0])
+            if len(parts) == 1:
+                parts = parts[0].split() or [""]
     else:
-        parts = _split_product(text)
+        parts = [p.strip() for p in text.split(",")]
+        if len(parts) < 2:
+            parts = _split_product(text)
         if len(parts) < 2:
             return None
     dims = [p.replace("_", "") for p in parts]
@@ -44,11 +141,9 @@ def _shape_dims(text: str) -> list[str] | None:
 
 
 def canonical_answer(text: str) -> str:
-    """Fold a typed answer so equivalent spellings compare equal.
+    """Fold a typed answer so that equivalent spellings compare equal.
 
-    Full-width characters, Unicode minus, case, spaces and multiplication dots
-    never matter ("**" reads as "^"); a shape written as [Tq, Tk], (Tq, Tk),
-    Tq×Tk or Tq x Tk becomes "(tq,tk)".
+    The module docstring lists what is folded; folding twice is folding once.
     """
     folded = _fold_once(text)
     # Dropping a sign or a space can reveal a shape ("1x1*" → "1x1"); fold
@@ -62,16 +157,48 @@ def canonical_answer(text: str) -> str:
 
 
 def _fold_once(text: str) -> str:
-    folded = normalize_text(text).casefold().strip().rstrip(".;,").strip()
+    raw = normalize_text(_scripts_as_powers(text)).strip().rstrip(".;,").strip()
+    wrapped = _ARRAY_WRAPPER.match(raw)
+    if wrapped:
+        raw = wrapped.group(1).strip()
+    by_x = _SIZES_BY_X.match(raw)
+    if by_x:
+        raw = f"{by_x.group(1)} x {by_x.group(2)}"
+    folded = raw.casefold()
+    compact = re.sub(r"\s+", "", folded)
+    if compact in _NEGATIVE_INFINITY:
+        return "-inf"
+    if compact in _POSITIVE_INFINITY:
+        return "inf"
     dims = _shape_dims(folded)
     if dims is not None:
         return "(" + ",".join(dims) + ")"
-    # "**" is a power, as is "^"; any other multiplication sign is noise.
-    folded = _MULTIPLY_SIGNS.sub("", folded.replace("**", "^"))
-    folded = re.sub(r"\s+", "", folded)
+    folded = folded.replace("**", "^").replace("{", "(").replace("}", ")")
+    number = _exact_number(folded)
+    if number is not None:
+        return number
+    # Any multiplication sign left is noise between symbols (Q·Kᵀ = QKᵀ).
+    folded = re.sub(r"[\s_]+", "", _MULTIPLY_SIGNS.sub("", folded))
     # Removing spaces can bring a combining mark next to a letter (NFKC spells
     # "¯" as space + U+0304): compose again.
-    return unicodedata.normalize("NFKC", folded).rstrip(".;,")
+    folded = unicodedata.normalize("NFKC", folded).rstrip(".;,")
+    folded = _TRANSPOSE.sub(r"\1t", _REDUNDANT_PARENS.sub(r"\1", folded))
+    for word in _MATRIX_WORDS:
+        stem = folded.removesuffix(word)
+        if stem != folded and (len(stem) == 1 or stem in _TERMS):
+            folded = stem
+    return _TERMS.get(folded, folded)
+
+
+def _exact_number(text: str) -> str | None:
+    """Return a number's canonical spelling (12 significant digits), else None."""
+    if not text or _DOUBLED_SIGN.search(text) or not re.search(r"\d|^e$|π|pi", text):
+        return None
+    try:
+        value = parse_expression(text)
+    except ExpressionError:
+        return None
+    return f"{value + 0.0:.12g}"
 
 
 def _parse_number_answer(text: str) -> float | None:
