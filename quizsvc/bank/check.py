@@ -74,6 +74,7 @@ _TERMS = {
     "因果遮罩": "causalmask", "因果掩码": "causalmask",
 }  # fmt: skip
 _MATRIX_WORDS = ("矩阵", "matrix")
+_WORDS = set(_TERMS.values())
 
 
 def _scripts_as_powers(text: str) -> str:
@@ -128,6 +129,8 @@ def _shape_dims(text: str) -> list[str] | None:
             parts = _split_product(parts[0])
             if len(parts) == 1:
                 parts = parts[0].split() or [""]
+            if len(parts) == 1 and _exact_number(parts[0]) is not None:
+                return None  # "(-1/2)" is a number in parentheses
     else:
         parts = [p.strip() for p in text.split(",")]
         if len(parts) < 2:
@@ -164,7 +167,7 @@ def _fold_once(text: str) -> str:
     by_x = _SIZES_BY_X.match(raw)
     if by_x:
         raw = f"{by_x.group(1)} x {by_x.group(2)}"
-    folded = raw.casefold()
+    folded = raw.casefold().replace("**", "^")
     compact = re.sub(r"\s+", "", folded)
     if compact in _NEGATIVE_INFINITY:
         return "-inf"
@@ -173,7 +176,7 @@ def _fold_once(text: str) -> str:
     dims = _shape_dims(folded)
     if dims is not None:
         return "(" + ",".join(dims) + ")"
-    folded = folded.replace("**", "^").replace("{", "(").replace("}", ")")
+    folded = folded.replace("{", "(").replace("}", ")")
     number = _exact_number(folded)
     if number is not None:
         return number
@@ -185,7 +188,7 @@ def _fold_once(text: str) -> str:
     folded = _TRANSPOSE.sub(r"\1t", _REDUNDANT_PARENS.sub(r"\1", folded))
     for word in _MATRIX_WORDS:
         stem = folded.removesuffix(word)
-        if stem != folded and (len(stem) == 1 or stem in _TERMS):
+        if stem != folded and (len(stem) == 1 or _TERMS.get(stem, stem) in _WORDS):
             folded = stem
     return _TERMS.get(folded, folded)
 
