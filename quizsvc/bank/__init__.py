@@ -5,12 +5,14 @@ lesson, its skills and its notes; every other ``*.toml`` file in the folder hold
 ``[[questions]]``. ``questions/README.md`` documents the format for authors.
 
 `load` returns a frozen `Bank` or raises `BankError`; `validate` returns the same
-problems as a list of `Problem(path, line, message)`. `check_answer` grades a
+problems as a list of `Problem(path, line, message)`, and `lint` the warnings
+(cues that let a learner guess) in the same form. `check_answer` grades a
 typed answer to a choice, numeric, cloze or ordering question.
 
 The package has one module per concern: `model` (the loaded objects), `locate`
-(finding a key's line in a TOML file), `read` (reading and validating files)
-and `check` (checking typed answers).
+(finding a key's line in a TOML file), `read` (reading and validating files),
+`lint` (wording checks: guessable cues and house style) and `check` (checking
+typed answers, with the equivalence policy for cloze answers).
 
 Pure standard library and NumPy (plus the other pure core modules): the
 database sync and the web drill build on this, never the other way round.
@@ -33,7 +35,7 @@ from quizsvc.bank.model import (
     Skill,
     presented_steps,
 )
-from quizsvc.bank.read import display_path, load, validate
+from quizsvc.bank.read import display_path, lint, load, validate
 
 __all__ = [
     "CHECKABLE_TYPES",
@@ -53,6 +55,7 @@ __all__ = [
     "check_answer",
     "display_path",
     "format_answer",
+    "lint",
     "load",
     "presented_steps",
     "validate",

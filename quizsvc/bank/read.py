@@ -10,6 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quizsvc.bank.lint import (
+    cloze_answer_in_prompt,
+    guessable_choice,
+    math_markup,
+    mistakes_within_tolerance,
+    punctuation,
+)
 from quizsvc.bank.locate import Locator
 from quizsvc.bank.model import (
     DEFAULT_PATH,
@@ -52,10 +59,17 @@ _BLANK = "___"
 class _File:
     """One TOML file being read: its display path, parsed data and problems."""
 
-    def __init__(self, path: Path, display: str, problems: list[Problem]):
+    def __init__(
+        self,
+        path: Path,
+        display: str,
+        problems: list[Problem],
+        warnings: list[Problem] | None = None,
+    ):
         self.path = path
         self.display = display
         self.problems = problems
+        self.warnings = warnings if warnings is not None else []
         self.data: dict[str, Any] | None = None
         self.locator = Locator("")
         try:
@@ -80,6 +94,10 @@ class _File:
 
     def report_line(self, line: int, message: str) -> None:
         self.problems.append(Problem(self.display, line, message))
+
+    def warn(self, where: Sequence[str | int], message: str) -> None:
+        """Note a cue or a doubt that does not make the bank invalid."""
+        self.warnings.append(Problem(self.display, self.line(where), message))
 
     def report(self, where: Sequence[str | int], message: str) -> None:
         self.report_line(self.locator.line(where), message)
@@ -151,7 +169,11 @@ class _File:
                 ok = False
         if not ok:
             return None
-        return {language: value[language].strip() for language in LANGUAGES}
+        texts = {language: value[language].strip() for language in LANGUAGES}
+        for language, text in texts.items():
+            for message in punctuation(text, language) + math_markup(text):
+                self.report((*where, language), f"{label}.{language}: {message}")
+        return texts
 
     def string_list(self, table: dict, key: str, where: tuple) -> list[str] | None:
         value = table.get(key)
@@ -180,6 +202,7 @@ class _Draft:
     """Everything read so far, with where each id was defined (for messages)."""
 
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
     lessons: dict[str, Lesson] = field(default_factory=dict)
     skills: dict[str, Skill] = field(default_factory=dict)
     notes: dict[str, Note] = field(default_factory=dict)
@@ -228,19 +251,24 @@ def validate(path: str | Path = DEFAULT_PATH) -> list[Problem]:
     return _read(Path(path))[1]
 
 
+def lint(path: str | Path = DEFAULT_PATH) -> list[Problem]:
+    """Return the warnings about the bank at `path`: cues that let learners guess."""
+    return _read(Path(path))[2]
+
+
 def load(path: str | Path = DEFAULT_PATH) -> Bank:
     """Load the bank at `path` (the questions/ folder or one lesson folder)."""
-    bank, problems = _read(Path(path))
+    bank, problems, _ = _read(Path(path))
     if problems:
         raise BankError(problems)
     return bank
 
 
-def _read(root: Path) -> tuple[Bank, list[Problem]]:
+def _read(root: Path) -> tuple[Bank, list[Problem], list[Problem]]:
     draft = _Draft()
     if not root.is_dir():
         draft.problems.append(Problem(display_path(root), 1, "no such folder"))
-        return _empty_bank(), draft.problems
+        return _empty_bank(), draft.problems, draft.warnings
     folders = _lesson_folders(root, draft)
     if not folders and not draft.problems:
         draft.problems.append(
@@ -260,7 +288,7 @@ def _read(root: Path) -> tuple[Bank, list[Problem]]:
         questions=draft.questions,
         retired_ids=frozenset(draft.retired),
     )
-    return bank, draft.problems
+    return bank, draft.problems, draft.warnings
 
 
 def _empty_bank() -> Bank:
@@ -269,7 +297,10 @@ def _empty_bank() -> Bank:
 
 def _read_lesson_folder(folder: Path, draft: _Draft) -> None:
     lesson_file = _File(
-        folder / LESSON_FILE, display_path(folder / LESSON_FILE), draft.problems
+        folder / LESSON_FILE,
+        display_path(folder / LESSON_FILE),
+        draft.problems,
+        draft.warnings,
     )
     if lesson_file.data is None:
         return
@@ -279,7 +310,9 @@ def _read_lesson_folder(folder: Path, draft: _Draft) -> None:
     files = [lesson_file]
     for path in sorted(folder.glob("*.toml")):
         if path.name != LESSON_FILE:
-            question_file = _File(path, display_path(path), draft.problems)
+            question_file = _File(
+                path, display_path(path), draft.problems, draft.warnings
+            )
             if question_file.data is not None:
                 question_file.keys(question_file.data, {"questions"}, ())
                 files.append(question_file)
@@ -577,6 +610,9 @@ def _read_choice(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
             "every option is correct: add at least one wrong option",
         )
         return None
+    first_correct = next(i for i, option in enumerate(options) if option["correct"])
+    for message in guessable_choice(options, multiple):
+        file.warn((*where, "options", first_correct, "text"), message)
     return {"multiple": multiple, "options": options}
 
 
@@ -617,6 +653,8 @@ def _read_numeric(file: _File, entry: dict, where: tuple, prompt) -> dict | None
             )
             return None
         data["attention"] = spec
+        for message in mistakes_within_tolerance(spec, answer, tolerance):
+            file.warn((*where, "attention"), message)
     return data
 
 
@@ -737,6 +775,8 @@ def _read_cloze(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
                     f"the {language} prompt of a cloze question needs a "
                     f"blank written as {_BLANK}",
                 )
+        for language, message in cloze_answer_in_prompt(prompt, accepted):
+            file.warn((*where, "prompt", language), message)
     return {"accepted": list(accepted)}
 
 

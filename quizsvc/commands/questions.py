@@ -82,8 +82,11 @@ def validate_command(path: Path | None) -> None:
     """Check every lesson, skill, note and question of the bank at PATH.
 
     PATH is the questions/ folder (the default) or one lesson folder in it.
-    Prints a one-line summary and exits 0 when the bank is valid; otherwise
-    prints one `path:line: message` line per problem and exits 1.
+    Prints one `path:line: warning: message` line per cue that lets a learner
+    guess (a correct option that is the longest, a cloze prompt holding its
+    own answer, a classic mistake landing within a numeric item's tolerance),
+    then a one-line summary, and exits 0 when the bank is valid, warnings or
+    not; otherwise prints one `path:line: message` line per problem and exits 1.
     """
     root = path if path is not None else question_bank.DEFAULT_PATH
     problems = question_bank.validate(root)
@@ -95,7 +98,13 @@ def validate_command(path: Path | None) -> None:
             err=True,
         )
         raise SystemExit(1)
-    click.echo(summary_line(question_bank.load(root), root))
+    warnings = question_bank.lint(root)
+    for warning in warnings:
+        click.echo(f"{warning.path}:{warning.line}: warning: {warning.message}")
+    line = summary_line(question_bank.load(root), root)
+    if warnings:
+        line += f"; {_plural(len(warnings), 'warning')}"
+    click.echo(line)
 
 
 def summary_line(bank: Bank, root: Path) -> str:
