@@ -634,26 +634,26 @@ BROKEN.update(
             'prompt.en = "Pick one，quickly。"',
             "English text uses full-width",
         ),
-        "a brace outside math markup": (
+        "a brace in mathematics": (
             "questions.toml",
             'explanation.en = "Pick b."',
-            'explanation.en = "Pick {b}."',
-            'explanation.en = "Pick {b}."',
-            "a brace outside",
+            'explanation.en = "Pick e^{b}."',
+            'explanation.en = "Pick e^{b}."',
+            "would show as typed",
         ),
-        "an unclosed superscript": (
+        "an unclosed power": (
             "questions.toml",
             'explanation.en = "The weight."',
-            'explanation.en = "The weight e^{0.5."',
-            'explanation.en = "The weight e^{0.5."',
-            "an unclosed",
+            'explanation.en = "The weight e^(0.5."',
+            'explanation.en = "The weight e^(0.5."',
+            "has no exponent",
         ),
-        "a superscript without braces": (
+        "a caret with nothing after it": (
             "questions.toml",
             'explanation.en = "The weight."',
-            'explanation.en = "The weight e^x."',
-            'explanation.en = "The weight e^x."',
-            "a ^ without braces",
+            'explanation.en = "The weight e^ 2."',
+            'explanation.en = "The weight e^ 2."',
+            "has no exponent",
         ),
     }
 )

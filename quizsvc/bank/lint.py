@@ -6,7 +6,8 @@ well); `quizsvc.bank.read` turns them into warnings or problems with a line.
 - `guessable_choice`, `cloze_answer_in_prompt` and `mistakes_within_tolerance`
   find the cues a test-wise learner uses: they are warnings, never errors.
 - `punctuation` and `math_markup` enforce the house style (full-width
-  punctuation in Chinese prose, well-formed ^{…} and _{…}): they are errors.
+  punctuation in Chinese prose, mathematics as `quizsvc.bank.markup`
+  describes it): they are errors.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from quizsvc.bank.check import canonical_answer
+from quizsvc.bank.markup import notation_problems
 from quizsvc.bank.model import LANGUAGES
 
 __all__ = [
@@ -134,32 +136,8 @@ def _context(text: str, at: int, width: int = 8) -> str:
 
 
 def math_markup(text: str) -> list[str]:
-    """Say where ^{…} / _{…} are unbalanced or braces stand outside them."""
-    depth, opened_by_markup = 0, []
-    for index, char in enumerate(text):
-        if char == "{":
-            markup = index > 0 and text[index - 1] in "^_"
-            opened_by_markup.append(markup)
-            if not markup:
-                return [
-                    f"a brace outside ^{{…}} or _{{…}} near "
-                    f"{_context(text, index)!r}: it would show as typed"
-                ]
-            depth += 1
-        elif char == "}":
-            if not opened_by_markup:
-                return [f"an unmatched }} near {_context(text, index)!r}"]
-            opened_by_markup.pop()
-            depth -= 1
-    if opened_by_markup:
-        return ["an unclosed ^{ or _{"]
-    bare = re.search(r"\^(?![{(\-−0-9])", text)
-    if bare:
-        return [
-            f"a ^ without braces near {_context(text, bare.start())!r}: write "
-            "a superscript as ^{…}"
-        ]
-    return []
+    """Say where mathematics is written in a way a page cannot render."""
+    return notation_problems(text)
 
 
 # --------------------------------------------------------------------------
