@@ -173,3 +173,12 @@ def test_a_key_accepts_itself_in_any_case_and_padding(question_id, padding, case
     for accepted in question.data["accepted"]:
         typed = padding + case(accepted) + padding
         assert check_answer(question, typed).correct, typed
+
+
+@pytest.mark.parametrize("spelling", CLOZE_TABLE["l16-masking-value"][0])
+def test_cloze_and_matrix_answers_read_minus_infinity_alike(spelling):
+    """Is every −∞ a cloze accepts also −∞ in a typed matrix entry?"""
+    from quizsvc.parsing import parse_value
+
+    assert parse_value(spelling) == float("-inf")
+    assert canonical_answer(spelling) == "-inf"

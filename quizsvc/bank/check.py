@@ -18,7 +18,8 @@ equal. What never matters:
 - how a shape or a list is written: ``[Tq, Tk]`` = ``(Tq, Tk)`` = ``Tq, Tk`` =
   ``Tq×Tk`` = ``Tq x Tk`` = ``TqxTk`` = ``Tq*Tk``, and NumPy's and PyTorch's
   printing ``[0 3 8]`` = ``0 3 8`` = ``array([0, 3, 8])`` = ``[0, 3, 8]``;
-- how −∞ is spelled: ``-inf`` = ``−∞`` = ``负无穷`` = ``负无穷大`` = ``-无穷`` =
+- how −∞ is spelled: every spelling `quizsvc.parsing.parse_value` reads in a
+  matrix answer, ``-inf`` = ``−∞`` = ``负无穷`` = ``负无穷大`` = ``-无穷`` =
   ``−无穷大`` = ``negative infinity`` (and +∞ likewise, which stays a different
   answer);
 - the language of a term: ``键`` = ``key`` = ``keys``, ``值`` = ``value``,
@@ -39,7 +40,12 @@ import unicodedata
 from typing import Any
 
 from quizsvc.bank.model import AnswerCheck, Question, is_number
-from quizsvc.parsing import ExpressionError, normalize_text, parse_expression
+from quizsvc.parsing import (
+    ExpressionError,
+    normalize_text,
+    parse_expression,
+    parse_value,
+)
 
 _SHAPE_BRACKETS = re.compile(r"^[\[(](.*)[\])]$")
 # Sizes multiplied with ×, * or an x between spaces (or digits); "·" stays a
@@ -57,14 +63,6 @@ _ARRAY_WRAPPER = re.compile(r"^(?:np\.array|numpy\.array|array|torch\.tensor|ten
 _REDUNDANT_PARENS = re.compile(r"(?<![a-z0-9_)])\((-?[a-z0-9.]+)\)")
 _TRANSPOSE = re.compile(r"([a-z])(?:\^t|\.t)(?![a-z0-9])")
 
-_NEGATIVE_INFINITY = {
-    "-inf", "-infinity", "-∞", "负无穷", "负无穷大", "-无穷", "-无穷大",
-    "负无限", "负无限大", "negativeinfinity", "minusinfinity",
-}  # fmt: skip
-_POSITIVE_INFINITY = {
-    "inf", "+inf", "infinity", "+infinity", "∞", "+∞", "无穷", "无穷大",
-    "正无穷", "正无穷大", "+无穷", "+无穷大", "positiveinfinity",
-}  # fmt: skip
 # Chinese and English names of one idea, folded to one spelling.
 _TERMS = {
     "键": "key", "keys": "key",
@@ -168,11 +166,9 @@ def _fold_once(text: str) -> str:
     if by_x:
         raw = f"{by_x.group(1)} x {by_x.group(2)}"
     folded = raw.casefold().replace("**", "^")
-    compact = re.sub(r"\s+", "", folded)
-    if compact in _NEGATIVE_INFINITY:
-        return "-inf"
-    if compact in _POSITIVE_INFINITY:
-        return "inf"
+    infinity = _infinity(folded)
+    if infinity is not None:
+        return infinity
     dims = _shape_dims(folded)
     if dims is not None:
         return "(" + ",".join(dims) + ")"
@@ -191,6 +187,19 @@ def _fold_once(text: str) -> str:
         if stem != folded and (len(stem) == 1 or _TERMS.get(stem, stem) in _WORDS):
             folded = stem
     return _TERMS.get(folded, folded)
+
+
+def _infinity(text: str) -> str | None:
+    """Return "-inf" or "inf" if `text` spells an infinity the parser reads."""
+    if not re.search(r"inf|∞|无穷|无限", text):
+        return None
+    try:
+        value = parse_value(re.sub(r"\s+", "", text))
+    except ExpressionError:
+        return None
+    if not math.isinf(value):
+        return None
+    return "-inf" if value < 0 else "inf"
 
 
 def _exact_number(text: str) -> str | None:
