@@ -1053,6 +1053,20 @@ def test_an_order_scores_the_share_of_pairs_in_order(order):
         assert order[:first] == steps[:first] and order[first] != steps[first]
 
 
+def test_an_incomplete_order_names_steps_as_the_learner_sees_them(real_bank):
+    """Does a missing or repeated step show its text in each language, not its id?"""
+    question = real_bank.questions["l16-softmax-stable-order"]
+    result = check_answer(question, "max, max, exp, sum, divide")
+    invalid = result.detail["invalid"]
+    assert invalid["zh-CN"] == (
+        "每个步骤恰好用一次；缺少：每个分数减去 m；重复：找出这一行的最大值 m。"
+    )
+    assert invalid["en"] == (
+        "Use every step exactly once; missing: Subtract m from every score; "
+        "repeated: Find the row's maximum m."
+    )
+
+
 def test_reversing_the_steps_scores_zero():
     """Does the fully reversed order earn nothing?"""
     result = check_answer(ORDERING, "div sum exp scale dot")

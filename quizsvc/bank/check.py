@@ -274,7 +274,7 @@ def _check_choice(question: Question, answer: Any) -> AnswerCheck:
         return _invalid(
             "choice",
             expected,
-            f"没有这个选项:{', '.join(unknown)}。",
+            f"没有这个选项：{'、'.join(unknown)}。",
             f"No such option: {', '.join(unknown)}.",
         )
     chosen = list(dict.fromkeys(chosen))
@@ -375,20 +375,27 @@ def _check_ordering(question: Question, answer: Any) -> AnswerCheck:
         unknown = sorted(set(given) - set(steps))
         missing = sorted(set(steps) - set(given))
         repeated = sorted({g for g in given if given.count(g) > 1})
+        # Steps are named as the learner sees them, never by their ids.
+        names = {step["id"]: step["text"] for step in question.data["steps"]}
+
+        def named(ids: list[str], language: str) -> str:
+            separator = "、" if language == "zh-CN" else ", "
+            return separator.join(names[i][language] for i in ids)
+
         parts_zh, parts_en = [], []
         if unknown:
-            parts_zh.append(f"没有这些步骤:{', '.join(unknown)}")
+            parts_zh.append(f"没有这些步骤：{'、'.join(unknown)}")
             parts_en.append(f"unknown steps: {', '.join(unknown)}")
         if missing:
-            parts_zh.append(f"缺少:{', '.join(missing)}")
-            parts_en.append(f"missing: {', '.join(missing)}")
+            parts_zh.append(f"缺少：{named(missing, 'zh-CN')}")
+            parts_en.append(f"missing: {named(missing, 'en')}")
         if repeated:
-            parts_zh.append(f"重复:{', '.join(repeated)}")
-            parts_en.append(f"repeated: {', '.join(repeated)}")
+            parts_zh.append(f"重复：{named(repeated, 'zh-CN')}")
+            parts_en.append(f"repeated: {named(repeated, 'en')}")
         return _invalid(
             "ordering",
             expected,
-            "每个步骤恰好用一次;" + ";".join(parts_zh) + "。",
+            "每个步骤恰好用一次；" + "；".join(parts_zh) + "。",
             "Use every step exactly once; " + "; ".join(parts_en) + ".",
         )
     position = {step: i for i, step in enumerate(given)}
