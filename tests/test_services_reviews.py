@@ -345,7 +345,7 @@ def test_a_retry_racing_the_original_stores_one_review(db_engine, db_session, le
 
 
 def test_two_answers_racing_on_one_new_card_both_count(db_engine, db_session, learner):
-    """Do two answers to a new item, the second sent mid-way, land on one card in order?"""
+    """Do two answers to a new item, sent at once, land on one card in order?"""
 
     def answer_with(key, graded):
         def answer(session):
