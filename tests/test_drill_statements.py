@@ -18,9 +18,9 @@ from tests.learnerutil import sync_real_bank
 # Statements per request, the sign-in's included (SQLite counts its BEGIN
 # IMMEDIATE, PostgreSQL the learner's advisory lock). Before the answer path was
 # slimmed: next 18 (opening) / 13 (already open), answer 22, replay 6.
-NEXT_OPENING_BUDGET = 18
-NEXT_ALREADY_OPEN_BUDGET = 13
-ANSWER_BUDGET = 13
+NEXT_OPENING_BUDGET = 14
+NEXT_ALREADY_OPEN_BUDGET = 11
+ANSWER_BUDGET = 12
 REPLAY_BUDGET = 6
 
 

@@ -269,7 +269,9 @@ def current_step(
     if not queue:
         return Done(next_due=_next_due(session, user), reviewed_today=done_today)
     entry = queue[0]
-    question = question_of(session.get(Item, entry.item_id))
+    # Held here so that opening and describing it find it in the session.
+    item = session.get(Item, entry.item_id)
+    question = question_of(item)
     problem_ref: dict[str, Any] = {}
     if question.type == "generated":
         problem_ref = {

@@ -475,6 +475,7 @@ def record_explanation(
         # Link it in memory too (a rewrite in this session must find it) without
         # touching the append-only review.
         set_committed_value(review, "explanation", explanation)
+        set_committed_value(explanation, "review", review)
     else:
         explanation.body, explanation.updated_at = body, now
     session.flush()
