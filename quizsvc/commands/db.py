@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -17,18 +18,25 @@ def _where(engine) -> str:
     return make_url(str(engine.url)).render_as_string(hide_password=True)
 
 
-def _migrate(action, engine, revision: str) -> None:
-    """Run a migration step and say what changed; failures become one line."""
+@contextmanager
+def _one_line_failures():
+    """Turn an unknown revision or an unreachable database into one line."""
     try:
-        before = db.current_revision(engine)
-        action(engine, revision)
-        after = db.current_revision(engine)
+        yield
     except (CommandError, db.MigrationsNotFound) as exc:
         raise click.UsageError(str(exc)) from None
     except OperationalError as exc:
         raise click.ClickException(
             f"the database did not answer: {exc.orig or exc}"
         ) from None
+
+
+def _migrate(action, engine, revision: str) -> None:
+    """Run a migration step and say what changed; failures become one line."""
+    with _one_line_failures():
+        before = db.current_revision(engine)
+        action(engine, revision)
+        after = db.current_revision(engine)
     if before == after:
         click.echo(f"{_where(engine)}: already at {after or 'base (empty)'}")
     else:
@@ -61,15 +69,9 @@ def downgrade_command(revision: str, yes: bool) -> None:
     SQLite it takes a backup beside the database before dropping any row.
     """
     engine = db.get_engine()
-    try:
+    with _one_line_failures():
         counts = backups.row_counts(engine)
         dropped = sorted(set(counts) - backups.tables_after_downgrade(engine, revision))
-    except (CommandError, db.MigrationsNotFound) as exc:
-        raise click.UsageError(str(exc)) from None
-    except OperationalError as exc:
-        raise click.ClickException(
-            f"the database did not answer: {exc.orig or exc}"
-        ) from None
     lost = {name: counts[name] for name in dropped if counts[name]}
     if lost:
         listed = ", ".join(f"{name} ({rows})" for name, rows in lost.items())
@@ -133,15 +135,9 @@ def restore_command(file: Path, yes: bool) -> None:
 def current_command() -> None:
     """Show the database's schema revision and whether it is the newest."""
     engine = db.get_engine()
-    try:
+    with _one_line_failures():
         current = db.current_revision(engine)
         head = db.head_revision()
-    except db.MigrationsNotFound as exc:
-        raise click.UsageError(str(exc)) from None
-    except OperationalError as exc:
-        raise click.ClickException(
-            f"the database did not answer: {exc.orig or exc}"
-        ) from None
     if current is None:
         state = "empty; run `quizsvc db upgrade`"
     elif current == head:
