@@ -370,7 +370,7 @@ def _verdict_for(
     rating: str | None,
     two_button: bool,
 ):
-    """Grade an answer: (GradedAnswer or None, self-rating or None, verdict, extras)."""
+    """Grade an answer: (GradedAnswer or None, Rating or None, verdict, extras)."""
     if question.type == "recall":
         try:
             parsed = scheduling.rate_recall(rating or "", two_button=two_button)
