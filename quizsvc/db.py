@@ -90,8 +90,8 @@ def check_sqlite_synchronous(value: str) -> str:
     level = str(value).strip().upper()
     if level not in SQLITE_SYNCHRONOUS_LEVELS:
         raise ValueError(
-            f"SQLITE_SYNCHRONOUS must be one of {', '.join(SQLITE_SYNCHRONOUS_LEVELS)}"
-            f", not {value!r}"
+            "SQLITE_SYNCHRONOUS (QUIZSVC_SQLITE_SYNCHRONOUS) must be one of "
+            f"{', '.join(SQLITE_SYNCHRONOUS_LEVELS)}, not {value!r}"
         )
     return level
 

@@ -42,7 +42,10 @@ def _announce(server) -> None:
 
 def run_server(*, host: str, port: int, workers: int) -> None:
     """Prepare the database and serve until interrupted."""
-    app = create_app()
+    try:
+        app = create_app()
+    except ValueError as exc:  # a setting with a value it cannot take
+        raise click.UsageError(str(exc)) from None
     from quizsvc import db
 
     db.prepare_database(app)

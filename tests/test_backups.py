@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import threading
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -255,6 +258,23 @@ def test_the_synchronous_level_comes_from_the_environment(tmp_path, monkeypatch)
     with engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 1
     engine.dispose()
+
+
+def test_serve_refuses_an_unknown_synchronous_level(tmp_path):
+    """Does a mistyped QUIZSVC_SQLITE_SYNCHRONOUS stop `serve` with one line?"""
+    exe = shutil.which("quizsvc", path=str(Path(sys.executable).parent))
+    env = {
+        **os.environ,
+        "QUIZSVC_INSTANCE_PATH": str(tmp_path),
+        "QUIZSVC_SQLITE_SYNCHRONOUS": "sometimes",
+    }
+    env.pop("QUIZSVC_DATABASE_URL", None)
+    result = subprocess.run(
+        [exe, "serve", "--port", "0"], capture_output=True, text=True, env=env
+    )
+    assert result.returncode == 2
+    assert "(QUIZSVC_SQLITE_SYNCHRONOUS) must be one of" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_a_missing_pg_dump_is_explained(monkeypatch, tmp_path):
