@@ -22,8 +22,11 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
     ),
     "l16-impl-cu-seqlens": (
         ["[0, 3, 8]", "[0,3,8]", "[0 3 8]", "0 3 8", "0, 3, 8", "(0, 3, 8)",
-         "tensor([0, 3, 8])", "array([0, 3, 8])", "［０，３，８］"],
-        ["[0, 3, 5]", "[3, 8]", "[0 3]", "[3, 5]", "[0, 8, 3]", "[1, 4, 9]", "8"],
+         "tensor([0, 3, 8])", "array([0, 3, 8])", "［０，３，８］",
+         "torch.tensor([0, 3, 8], dtype=torch.int32)",
+         "np.array([0, 3, 8], dtype=np.int32)"],
+        ["[0, 3, 5]", "[3, 8]", "[0 3]", "[3, 5]", "[0, 8, 3]", "[1, 4, 9]", "8",
+         "tensor([3, 8], dtype=torch.int32)"],
     ),
     "l16-masking-value": (
         ["−∞", "-∞", "-inf", "-INF", "-infinity", "负无穷", "负无穷大", "-无穷",
@@ -80,10 +83,18 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
 # Numeric items of the real bank: answers typed as people write them, and
 # near-misses (the complementary count, a neighbouring value).
 NUMERIC_TABLE: dict[str, tuple[list[str], list[str]]] = {
-    "l16-masking-causal-count": (["15", "15 个", "15个", "１５", "5*6/2"], ["10", "14 个", "25"]),
-    "l16-scaling-head-dim-128": (["0.0884", "1/√128", "1/sqrt(128)", "128^-0.5", "√2/16"],
-                                 ["0.088", "1/128", "√128"]),
-    "l16-masking-visible-not-weights": (["0.881", "e^2/(e^2+1)", "88.1%"], ["0.047", "0.5", "1"]),
+    "l16-masking-causal-count": (
+        ["15", "15 个", "15个", "１５", "5*6/2"],
+        ["10", "14 个", "25"],
+    ),
+    "l16-scaling-head-dim-128": (
+        ["0.0884", "1/√128", "1/sqrt(128)", "128^-0.5", "√2/16"],
+        ["0.088", "1/128", "√128"],
+    ),
+    "l16-masking-visible-not-weights": (
+        ["0.881", "e^2/(e^2+1)", "88.1%"],
+        ["0.047", "0.5", "1"],
+    ),
 }  # fmt: skip
 
 
@@ -100,7 +111,9 @@ def real_bank() -> bank.Bank:
         for typed, right in [(a, True) for a in accepted] + [(m, False) for m in misses]
     ],
 )
-def test_numeric_items_read_a_count_with_its_measure_word(real_bank, question_id, typed, right):
+def test_numeric_items_read_a_count_with_its_measure_word(
+    real_bank, question_id, typed, right
+):
     """Is "15 个" fifteen, an expression its value, and a near-miss still wrong?"""
     result = check_answer(real_bank.questions[question_id], typed)
     assert result.correct is right, (question_id, typed, result.detail)
@@ -122,7 +135,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("question_id", "typed", "right"), CASES)
-def test_right_spellings_pass_and_near_misses_fail(real_bank, question_id, typed, right):
+def test_right_spellings_pass_and_near_misses_fail(
+    real_bank, question_id, typed, right
+):
     """Is each way of writing the answer accepted, and each near-miss refused?"""
     result = check_answer(real_bank.questions[question_id], typed)
     assert result.correct is right, (question_id, typed, result.detail)
@@ -157,8 +172,8 @@ def test_every_transpose_spelling_is_one_answer(symbol, transpose):
 def test_a_shape_with_or_without_brackets_is_one_answer(dims, style, comma):
     """Is a shape the same with brackets, parentheses or none, and × or *?"""
     listed = canonical_answer(style.format(comma.join(dims)))
-    assert listed == canonical_answer(" × ".join(dims)) == canonical_answer(
-        "*".join(dims)
+    assert (
+        listed == canonical_answer(" × ".join(dims)) == canonical_answer("*".join(dims))
     )
     if dims != dims[::-1]:
         assert listed != canonical_answer("[" + ", ".join(reversed(dims)) + "]")

@@ -18,7 +18,8 @@ equal. What never matters:
   significant digits);
 - how a shape or a list is written: ``[Tq, Tk]`` = ``(Tq, Tk)`` = ``Tq, Tk`` =
   ``Tq×Tk`` = ``Tq x Tk`` = ``TqxTk`` = ``Tq*Tk`` = ``Tq 乘 Tk`` = ``Tq by Tk``,
-  and NumPy's and PyTorch's printing ``[0 3 8]`` = ``0 3 8`` = ``array([0, 3, 8])`` = ``[0, 3, 8]``;
+  and NumPy's and PyTorch's printing ``[0 3 8]`` = ``0 3 8`` =
+  ``array([0, 3, 8])`` = ``tensor([0, 3, 8], dtype=torch.int32)`` = ``[0, 3, 8]``;
 - how −∞ is spelled: every spelling `quizsvc.parsing.parse_value` reads in a
   matrix answer, ``-inf`` = ``−∞`` = ``负无穷`` = ``负无穷大`` = ``-无穷`` =
   ``−无穷大`` = ``negative infinity`` (and +∞ likewise, which stays a different
@@ -64,7 +65,11 @@ _DOUBLED_SIGN = re.compile(r"[-+]\s*[-+]")
 # the size after it starts with a capital letter or a digit.
 _SIZES_BY_X = re.compile(r"^([A-Za-z][A-Za-z0-9_]*|\d+)x([A-Z0-9][A-Za-z0-9_]*)$")
 _NUMBER_LIST = re.compile(r"^-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?)+$")
-_ARRAY_WRAPPER = re.compile(r"^(?:np\.array|numpy\.array|array|torch\.tensor|tensor)\((.*)\)$")
+# np.array([0, 3, 8]) or torch.tensor([0, 3, 8], dtype=torch.int32): the list.
+_ARRAY_WRAPPER = re.compile(
+    r"^(?:np\.array|numpy\.array|array|torch\.tensor|tensor)"
+    r"\((.*?)(?:,\s*dtype\s*=\s*[\w.]+)?\)$"
+)
 _REDUNDANT_PARENS = re.compile(r"(?<![a-z0-9_)])\((-?[a-z0-9.]+)\)")
 _TRANSPOSE = re.compile(r"([a-z])(?:\^t|\.t)(?![a-z0-9])")
 
