@@ -48,7 +48,8 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
     ),
     "l16-scores-shape": (
         ["[Tq, Tk]", "Tq, Tk", "(Tq, Tk)", "Tq×Tk", "Tq x Tk", "TqxTk", "Tq*Tk",
-         "[T_q, T_k]", "[Tq Tk]", "［Ｔｑ，Ｔｋ］", "Tq 乘 Tk", "Tq by Tk"],
+         "[T_q, T_k]", "[Tq Tk]", "［Ｔｑ，Ｔｋ］", "Tq 乘 Tk", "Tq by Tk",
+         "Tq 行 Tk 列", "Tq rows, Tk columns", "Tq rows and Tk columns"],
         ["[Tk, Tq]", "[Tq, d]", "Tq", "TqTk", "[Tq, Tk, d]", "Tk×Tq", "[Tq, dv]"],
     ),
     "l16-shapes-scores-contract": (

@@ -18,8 +18,9 @@ equal. What never matters:
   significant digits);
 - how a shape or a list is written: ``[Tq, Tk]`` = ``(Tq, Tk)`` = ``Tq, Tk`` =
   ``Tq×Tk`` = ``Tq x Tk`` = ``TqxTk`` = ``Tq*Tk`` = ``Tq 乘 Tk`` = ``Tq by Tk``,
-  and NumPy's and PyTorch's printing ``[0 3 8]`` = ``0 3 8`` =
-  ``array([0, 3, 8])`` = ``tensor([0, 3, 8], dtype=torch.int32)`` = ``[0, 3, 8]``;
+  ``Tq 行 Tk 列`` = ``Tq rows, Tk columns``, and NumPy's and PyTorch's
+  printing ``[0 3 8]`` = ``0 3 8`` = ``array([0, 3, 8])``
+  = ``tensor([0, 3, 8], dtype=torch.int32)`` = ``[0, 3, 8]``;
 - how −∞ is spelled: every spelling `quizsvc.parsing.parse_value` reads in a
   matrix answer, ``-inf`` = ``−∞`` = ``负无穷`` = ``负无穷大`` = ``-无穷`` =
   ``−无穷大`` = ``negative infinity`` (and +∞ likewise, which stays a different
@@ -69,6 +70,10 @@ _NUMBER_LIST = re.compile(r"^-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?)+$")
 _ARRAY_WRAPPER = re.compile(
     r"^(?:np\.array|numpy\.array|array|torch\.tensor|tensor)"
     r"\((.*?)(?:,\s*dtype\s*=\s*[\w.]+)?\)$"
+)
+# "Tq 行 Tk 列", "Tq rows, Tk columns": a shape said in words.
+_ROWS_COLUMNS = re.compile(
+    r"^([a-z0-9_]+)\s*(?:行|rows?)[\s,，]*(?:and\s+)?([a-z0-9_]+)\s*(?:列|columns?)$"
 )
 _REDUNDANT_PARENS = re.compile(r"(?<![a-z0-9_)])\((-?[a-z0-9.]+)\)")
 _TRANSPOSE = re.compile(r"([a-z])(?:\^t|\.t)(?![a-z0-9])")
@@ -184,6 +189,7 @@ def _fold_once(text: str) -> str:
     if by_x:
         raw = f"{by_x.group(1)} x {by_x.group(2)}"
     folded = raw.casefold().replace("**", "^")
+    folded = _ROWS_COLUMNS.sub(r"\1, \2", folded)
     infinity = _infinity(folded)
     if infinity is not None:
         return infinity
