@@ -17,14 +17,16 @@ from quizsvc.bank import canonical_answer, check_answer
 
 CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
     "l16-impl-causal-flag": (
-        ["因果遮罩", "causal mask", "Causal Mask", "因果掩码", "遮罩", "mask",
-         "遮罩矩阵", "mask matrix", "M", "因果遮罩 M", "causal_mask"],
-        ["causal", "padding mask", "softmax", "S", "A", "True", "因果"],
+        ["6", "6.0", "６", "6 个", "3*2", "4·3/2"],
+        ["10", "16", "15", "4", "3", "-6", "因果遮罩"],
     ),
     "l16-impl-cu-seqlens": (
         ["[0, 3, 8]", "[0,3,8]", "[0 3 8]", "0 3 8", "0, 3, 8", "(0, 3, 8)",
-         "tensor([0, 3, 8])", "array([0, 3, 8])", "［０，３，８］"],
-        ["[0, 3, 5]", "[3, 8]", "[0 3]", "[3, 5]", "[0, 8, 3]", "[1, 4, 9]", "8"],
+         "tensor([0, 3, 8])", "array([0, 3, 8])", "［０，３，８］",
+         "torch.tensor([0, 3, 8], dtype=torch.int32)",
+         "np.array([0, 3, 8], dtype=np.int32)"],
+        ["[0, 3, 5]", "[3, 8]", "[0 3]", "[3, 5]", "[0, 8, 3]", "[1, 4, 9]", "8",
+         "tensor([3, 8], dtype=torch.int32)"],
     ),
     "l16-masking-value": (
         ["−∞", "-∞", "-inf", "-INF", "-infinity", "负无穷", "负无穷大", "-无穷",
@@ -41,22 +43,26 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
         ["V", "value", "值", "Q", "QKᵀ", "Vᵀ"],
     ),
     "l16-scaling-exponent": (
-        ["-0.5", "−0.5", "-1/2", "(-0.5)", "(-1/2)", "-.5", "-0.50", "－０．５"],
+        ["-0.5", "−0.5", "-1/2", "(-0.5)", "(-1/2)", "-.5", "-0.50", "－０．５", "−½"],
         ["0.5", "-2", "1/2", "-0.25", "2"],
     ),
     "l16-scores-shape": (
         ["[Tq, Tk]", "Tq, Tk", "(Tq, Tk)", "Tq×Tk", "Tq x Tk", "TqxTk", "Tq*Tk",
-         "[T_q, T_k]", "[Tq Tk]", "［Ｔｑ，Ｔｋ］"],
+         "[T_q, T_k]", "[Tq Tk]", "［Ｔｑ，Ｔｋ］", "Tq 乘 Tk", "Tq by Tk",
+         "Tq 行 Tk 列", "Tq rows, Tk columns", "Tq rows and Tk columns"],
         ["[Tk, Tq]", "[Tq, d]", "Tq", "TqTk", "[Tq, Tk, d]", "Tk×Tq", "[Tq, dv]"],
     ),
     "l16-shapes-scores-contract": (
         ["d", "D", "d_k", "dk", "head_dim", "head dim", "headdim", "d_head",
-         "特征维 d", "feature axis d"],
-        ["Tk", "Tq", "dv", "d_model", "hidden_size", "特征维"],
+         "特征维 d", "feature axis d", "特征维", "特征维度", "特征轴", "feature axis",
+         "feature dimension", "d 维", "d 轴", "d axis"],
+        ["Tk", "Tq", "dv", "d_model", "hidden_size", "value 特征", "dv 维", "Tk 轴"],
     ),
     "l16-shapes-output-contract": (
-        ["Tk", "tk", "T_k", "Tₖ", "key 位置 Tk", "key positions Tk"],
-        ["Tq", "d", "dv", "T", "key"],
+        ["Tk", "tk", "T_k", "Tₖ", "key 位置 Tk", "key positions Tk", "key 位置",
+         "key 的位置", "键的位置", "key positions", "key position", "Tk 轴", "key 轴",
+         "key axis"],
+        ["Tq", "d", "dv", "T", "key", "query 位置", "Tq 轴", "d 维"],
     ),
     "l16-softmax-max-entry": (
         ["1", "1.0", "1.00", "e⁰", "e^0", "e^{0}", "e**0", "exp(0)", "１"],
@@ -75,9 +81,44 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
 }  # fmt: skip
 
 
+# Numeric items of the real bank: answers typed as people write them, and
+# near-misses (the complementary count, a neighbouring value).
+NUMERIC_TABLE: dict[str, tuple[list[str], list[str]]] = {
+    "l16-masking-causal-count": (
+        ["15", "15 个", "15个", "１５", "5*6/2"],
+        ["10", "14 个", "25"],
+    ),
+    "l16-scaling-head-dim-128": (
+        ["0.0884", "1/√128", "1/sqrt(128)", "128^-0.5", "√2/16"],
+        ["0.088", "1/128", "√128"],
+    ),
+    "l16-masking-visible-not-weights": (
+        ["0.881", "e^2/(e^2+1)", "88.1%"],
+        ["0.047", "0.5", "1"],
+    ),
+}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def real_bank() -> bank.Bank:
     return bank.load()
+
+
+@pytest.mark.parametrize(
+    ("question_id", "typed", "right"),
+    [
+        (question_id, typed, right)
+        for question_id, (accepted, misses) in NUMERIC_TABLE.items()
+        for typed, right in [(a, True) for a in accepted] + [(m, False) for m in misses]
+    ],
+)
+def test_numeric_items_read_a_count_with_its_measure_word(
+    real_bank, question_id, typed, right
+):
+    """Is "15 个" fifteen, an expression its value, and a near-miss still wrong?"""
+    result = check_answer(real_bank.questions[question_id], typed)
+    assert result.correct is right, (question_id, typed, result.detail)
+    assert "invalid" not in result.detail
 
 
 def test_every_cloze_question_has_a_row_in_the_table(real_bank):
@@ -95,7 +136,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("question_id", "typed", "right"), CASES)
-def test_right_spellings_pass_and_near_misses_fail(real_bank, question_id, typed, right):
+def test_right_spellings_pass_and_near_misses_fail(
+    real_bank, question_id, typed, right
+):
     """Is each way of writing the answer accepted, and each near-miss refused?"""
     result = check_answer(real_bank.questions[question_id], typed)
     assert result.correct is right, (question_id, typed, result.detail)
@@ -130,8 +173,8 @@ def test_every_transpose_spelling_is_one_answer(symbol, transpose):
 def test_a_shape_with_or_without_brackets_is_one_answer(dims, style, comma):
     """Is a shape the same with brackets, parentheses or none, and × or *?"""
     listed = canonical_answer(style.format(comma.join(dims)))
-    assert listed == canonical_answer(" × ".join(dims)) == canonical_answer(
-        "*".join(dims)
+    assert (
+        listed == canonical_answer(" × ".join(dims)) == canonical_answer("*".join(dims))
     )
     if dims != dims[::-1]:
         assert listed != canonical_answer("[" + ", ".join(reversed(dims)) + "]")

@@ -13,18 +13,25 @@ equal. What never matters:
 - redundant parentheses around one symbol or number: ``1/(Tk)`` = ``1/Tk``,
   ``Tk^(-1)`` = ``Tk^-1``;
 - how a number is written, where the answer is a number: ``1`` = ``1.00`` =
-  ``e⁰`` = ``exp(0)``, ``1/√128`` = ``√128/128`` (read by the one expression
-  parser in `quizsvc.parsing`; the values must agree to 12 significant digits);
+  ``e⁰`` = ``exp(0)``, ``1/√128`` = ``√128/128``, ``6`` = ``3*2`` (read by the
+  one expression parser in `quizsvc.parsing`; the values must agree to 12
+  significant digits);
 - how a shape or a list is written: ``[Tq, Tk]`` = ``(Tq, Tk)`` = ``Tq, Tk`` =
-  ``Tq×Tk`` = ``Tq x Tk`` = ``TqxTk`` = ``Tq*Tk``, and NumPy's and PyTorch's
-  printing ``[0 3 8]`` = ``0 3 8`` = ``array([0, 3, 8])`` = ``[0, 3, 8]``;
+  ``Tq×Tk`` = ``Tq x Tk`` = ``TqxTk`` = ``Tq*Tk`` = ``Tq 乘 Tk`` = ``Tq by Tk``,
+  ``Tq 行 Tk 列`` = ``Tq rows, Tk columns``, and NumPy's and PyTorch's
+  printing ``[0 3 8]`` = ``0 3 8`` = ``array([0, 3, 8])``
+  = ``tensor([0, 3, 8], dtype=torch.int32)`` = ``[0, 3, 8]``;
 - how −∞ is spelled: every spelling `quizsvc.parsing.parse_value` reads in a
   matrix answer, ``-inf`` = ``−∞`` = ``负无穷`` = ``负无穷大`` = ``-无穷`` =
   ``−无穷大`` = ``negative infinity`` (and +∞ likewise, which stays a different
   answer);
 - the language of a term: ``键`` = ``key`` = ``keys``, ``值`` = ``value``,
   ``查询`` = ``query``, ``遮罩`` = ``掩码`` = ``mask``, ``因果遮罩`` = ``causal
-  mask``; a trailing ``矩阵`` / ``matrix`` is dropped (``值矩阵`` = ``value``).
+  mask``, ``特征维`` = ``特征维度`` = ``feature axis`` = ``feature dimension``; a
+  trailing ``矩阵`` / ``matrix`` is dropped (``值矩阵`` = ``value``), and so is
+  an axis word after a one- or two-letter symbol (``Tk 轴`` = ``Tk``,
+  ``d 维`` = ``d axis`` = ``d``);
+- a measure word after a count: ``15 个`` = ``15``; ``½`` = ``1/2``.
 
 Everything else matters: the order of a shape's axes, which symbol is typed
 (``Tq`` is not ``Tk``, ``K`` is not ``V``), signs (``+∞`` is not ``−∞``) and
@@ -48,9 +55,9 @@ from quizsvc.parsing import (
 )
 
 _SHAPE_BRACKETS = re.compile(r"^[\[(](.*)[\])]$")
-# Sizes multiplied with ×, * or an x between spaces (or digits); "·" stays a
-# multiplication sign inside formulas such as Q·Kᵀ.
-_PRODUCT = re.compile(r"\s*[×*]+\s*|\s+x\s+")
+# Sizes multiplied with ×, *, 乘, or an x or "by" between spaces (or an x
+# between digits); "·" stays a multiplication sign inside formulas such as Q·Kᵀ.
+_PRODUCT = re.compile(r"\s*[×*乘]+\s*|\s+(?:x|by)\s+")
 _NUMBERS_BY_X = re.compile(r"^\d+(?:x\d+)+$")  # "2x3": sizes typed without spaces
 _DIM = re.compile(r"^[a-z0-9_+\-/]+$")
 _MULTIPLY_SIGNS = re.compile(r"[·⋅*]")
@@ -59,7 +66,15 @@ _DOUBLED_SIGN = re.compile(r"[-+]\s*[-+]")
 # the size after it starts with a capital letter or a digit.
 _SIZES_BY_X = re.compile(r"^([A-Za-z][A-Za-z0-9_]*|\d+)x([A-Z0-9][A-Za-z0-9_]*)$")
 _NUMBER_LIST = re.compile(r"^-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?)+$")
-_ARRAY_WRAPPER = re.compile(r"^(?:np\.array|numpy\.array|array|torch\.tensor|tensor)\((.*)\)$")
+# np.array([0, 3, 8]) or torch.tensor([0, 3, 8], dtype=torch.int32): the list.
+_ARRAY_WRAPPER = re.compile(
+    r"^(?:np\.array|numpy\.array|array|torch\.tensor|tensor)"
+    r"\((.*?)(?:,\s*dtype\s*=\s*[\w.]+)?\)$"
+)
+# "Tq 行 Tk 列", "Tq rows, Tk columns": a shape said in words.
+_ROWS_COLUMNS = re.compile(
+    r"^([a-z0-9_]+)\s*(?:行|rows?)[\s,，]*(?:and\s+)?([a-z0-9_]+)\s*(?:列|columns?)$"
+)
 _REDUNDANT_PARENS = re.compile(r"(?<![a-z0-9_)])\((-?[a-z0-9.]+)\)")
 _TRANSPOSE = re.compile(r"([a-z])(?:\^t|\.t)(?![a-z0-9])")
 
@@ -70,8 +85,16 @@ _TERMS = {
     "查询": "query", "queries": "query",
     "遮罩": "mask", "掩码": "mask", "masks": "mask",
     "因果遮罩": "causalmask", "因果掩码": "causalmask",
+    "特征维": "featureaxis", "特征维度": "featureaxis", "特征轴": "featureaxis",
+    "featuredimension": "featureaxis", "featuredim": "featureaxis",
 }  # fmt: skip
 _MATRIX_WORDS = ("矩阵", "matrix")
+# "Tk 轴", "d 维", "d axis": an axis word after a short symbol names that axis.
+_AXIS_WORDS = ("维度", "维", "轴", "axis", "dimension", "dim")
+_SHORT_SYMBOL = re.compile(r"^[a-z][a-z0-9]?$")
+# NFKC spells ½ as 1⁄2, with a fraction slash the expression parser does not read.
+_FRACTION_SLASH = "\u2044"
+_COUNT_WORD = re.compile(r"(?<=[\d)])\s*个$")  # "6 个": six of something
 _WORDS = set(_TERMS.values())
 
 
@@ -166,6 +189,7 @@ def _fold_once(text: str) -> str:
     if by_x:
         raw = f"{by_x.group(1)} x {by_x.group(2)}"
     folded = raw.casefold().replace("**", "^")
+    folded = _ROWS_COLUMNS.sub(r"\1, \2", folded)
     infinity = _infinity(folded)
     if infinity is not None:
         return infinity
@@ -173,7 +197,7 @@ def _fold_once(text: str) -> str:
     if dims is not None:
         return "(" + ",".join(dims) + ")"
     folded = folded.replace("{", "(").replace("}", ")")
-    number = _exact_number(folded)
+    number = _exact_number(_COUNT_WORD.sub("", folded))
     if number is not None:
         return number
     # Any multiplication sign left is noise between symbols (Q·Kᵀ = QKᵀ).
@@ -186,6 +210,11 @@ def _fold_once(text: str) -> str:
         stem = folded.removesuffix(word)
         if stem != folded and (len(stem) == 1 or _TERMS.get(stem, stem) in _WORDS):
             folded = stem
+    for word in _AXIS_WORDS:
+        stem = folded.removesuffix(word)
+        if stem != folded and _SHORT_SYMBOL.match(stem):
+            folded = stem
+            break
     return _TERMS.get(folded, folded)
 
 
@@ -204,6 +233,7 @@ def _infinity(text: str) -> str | None:
 
 def _exact_number(text: str) -> str | None:
     """Return a number's canonical spelling (12 significant digits), else None."""
+    text = text.replace(_FRACTION_SLASH, "/")
     if not text or _DOUBLED_SIGN.search(text) or not re.search(r"\d|^e$|π|pi", text):
         return None
     try:
@@ -215,7 +245,9 @@ def _exact_number(text: str) -> str | None:
 
 def _parse_number_answer(text: str) -> float | None:
     """Read a typed number with the one expression parser (`6/√2`, `1/sqrt(2)`)."""
-    cleaned = normalize_text(text).strip().lstrip("≈~=").strip()
+    cleaned = normalize_text(text).replace(_FRACTION_SLASH, "/").strip()
+    # "15 个" counts fifteen things: the measure word is not part of the number.
+    cleaned = _COUNT_WORD.sub("", cleaned.lstrip("≈~=")).strip()
     percent = cleaned.endswith("%")
     cleaned = cleaned.rstrip("%").strip()
     # A doubled sign ("--1") is a slip of the keyboard, not a sum to simplify.
@@ -354,6 +386,9 @@ def _check_cloze(question: Question, answer: Any) -> AnswerCheck:
         return _invalid("cloze", expected, "请填写空白处。", "Fill in the blank.")
     typed = canonical_answer(answer)
     matched = next((a for a in accepted if canonical_answer(a) == typed), None)
+    if matched is None:
+        # "3*2" folds like a shape, yet where a number is asked it is 6.
+        matched = _same_number(answer, accepted)
     correct = matched is not None
     return AnswerCheck(
         correct,
@@ -361,6 +396,20 @@ def _check_cloze(question: Question, answer: Any) -> AnswerCheck:
         expected,
         {"type": "cloze", "normalized": typed, "matched": matched},
     )
+
+
+def _same_number(answer: str, accepted: list[str]) -> str | None:
+    """Return the accepted number that the typed expression equals, if any."""
+    value = _parse_number_answer(answer)
+    if value is None:
+        return None
+    for candidate in accepted:
+        number = _exact_number(canonical_answer(candidate))
+        if number is not None and math.isclose(
+            float(number), value, rel_tol=1e-12, abs_tol=1e-12
+        ):
+            return candidate
+    return None
 
 
 def _check_ordering(question: Question, answer: Any) -> AnswerCheck:
