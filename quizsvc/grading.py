@@ -832,7 +832,64 @@ def _diagnose(
             and _close(step.value, derived.T, tolerance).all()
         ):
             return "transposed", step.ask.name
+    for i in wrong:
+        if _columns_normalized_single_query(problem, steps[i]):
+            return "softmax_over_queries", steps[i].ask.name
     return None, None
+
+
+def _columns_normalized_single_query(problem: Problem, step: _Step) -> bool:
+    """Whether a one-query weights row is all ones on the keys it sees.
+
+    With a single query, normalizing each column divides every visible cell by
+    itself; problems leave this mistake out of their candidates (its pipeline
+    needs more than one query), so it is recognized here.
+    """
+    truth = problem.answer.get(step.ask.name)
+    value = step.value
+    if truth is None or value is None or value.shape != truth.shape:
+        return False
+    if truth.ndim != 2 or truth.shape[0] != 1:
+        return False
+    with np.errstate(invalid="ignore"):
+        sums = np.nansum(truth, axis=-1)
+    visible = np.isfinite(truth) & (truth > 0)
+    if visible.sum() < 2 or not np.allclose(sums, 1.0):
+        return False  # not a row of weights, or one visible key: nothing to see
+    return bool(np.all(np.abs(value[visible] - 1.0) <= problem.tolerance))
+
+
+def _rounded_to(problem: Problem, step: _Step) -> int | None:
+    """The decimals a wrong step was rounded to, when rounding is its only fault.
+
+    Every cell outside the tolerance must equal the right value rounded (or cut)
+    to fewer decimals than the problem asks for; the most such decimals is said.
+    """
+    truth = problem.answer.get(step.ask.name)
+    value = step.value
+    if truth is None or value is None or value.shape != np.shape(truth):
+        return None
+    truth = np.asarray(truth, dtype=float)
+    finite = np.isfinite(truth)
+    if not np.array_equal(finite, np.isfinite(value)):
+        return None
+    if not np.array_equal(truth[~finite], value[~finite], equal_nan=True):
+        return None
+    exact, typed = truth[finite], value[finite]
+    off = np.abs(typed - exact) > problem.tolerance
+    if not off.any():
+        return None
+    exact, typed = exact[off], typed[off]
+    fewest = np.full(exact.shape, -1)
+    for decimals in range(problem.precision - 1, -1, -1):
+        unit = 10.0**-decimals
+        rounded = np.round(exact, decimals)
+        cut = np.trunc(exact / unit) * unit
+        near = (np.abs(typed - rounded) < 1e-9) | (np.abs(typed - cut) < 1e-9)
+        fewest = np.where(near, decimals, fewest)
+    if (fewest < 0).any():
+        return None
+    return int(fewest.max())
 
 
 def _feedback(
@@ -880,6 +937,13 @@ def _feedback(
         opening = {
             "zh-CN": f"“{label['zh-CN']}”选错了。",
             "en": f"The answer to “{label['en']}” is not right.",
+        }
+    elif (decimals := _rounded_to(problem, first)) is not None:
+        opening = {
+            "zh-CN": f"{label['zh-CN']} 算对了，只是只保留了 {decimals} 位小数；"
+            f"这里要求保留 {problem.precision} 位，请多写几位再提交。",
+            "en": f"The {label['en']} is computed right but kept only {decimals} "
+            f"decimals; {problem.precision} are asked for, so write more digits.",
         }
     else:
         cells = np.ravel(first.result.ok) if first.result.ok is not None else []
