@@ -39,6 +39,7 @@ from quizsvc.problems.pipelines import (
 
 __all__ = [
     "MISCONCEPTIONS",
+    "MISCONCEPTION_TITLES",
     "FormatError",
     "StepResult",
     "Verdict",
@@ -117,6 +118,32 @@ MISCONCEPTIONS: dict[str, dict[str, str]] = {
         "en": "It looks like K was used where Kᵀ was needed: the scores are QKᵀ, "
         "the dot product of every query with every key.",
     },
+}
+
+# Short names of the misconceptions, for headings (the ids stay in the API,
+# exports and tooltips).
+MISCONCEPTION_TITLES: dict[str, dict[str, str]] = {
+    "no_scale": {"zh-CN": "漏掉了缩放 1/√d", "en": "Scale 1/√d left out"},
+    "scale_by_d": {"zh-CN": "除以 d 而不是 √d", "en": "Divided by d, not √d"},
+    "scale_multiplied": {"zh-CN": "乘了 √d 而不是除以", "en": "Multiplied by √d"},
+    "softmax_over_queries": {
+        "zh-CN": "按列（沿 query）做了 softmax",
+        "en": "Softmax down the columns (over queries)",
+    },
+    "no_softmax": {"zh-CN": "把分数直接当权重", "en": "Scores used as weights"},
+    "unnormalized_exp": {
+        "zh-CN": "exp 之后没有归一化",
+        "en": "exp without normalizing",
+    },
+    "mask_ignored": {"zh-CN": "遮罩没有起作用", "en": "Mask not applied"},
+    "mask_after_softmax": {
+        "zh-CN": "在 softmax 之后才加遮罩",
+        "en": "Mask applied after the softmax",
+    },
+    "causal_flipped": {"zh-CN": "因果遮罩方向反了", "en": "Causal mask flipped"},
+    "hard_argmax": {"zh-CN": "只取了最大的那一个", "en": "Took only the largest"},
+    "transposed": {"zh-CN": "行列转置了", "en": "Rows and columns swapped"},
+    "k_not_transposed": {"zh-CN": "用了 K 而不是 Kᵀ", "en": "K used instead of Kᵀ"},
 }
 
 _ALL_CORRECT = {

@@ -109,6 +109,7 @@ def record_answer(
     problem_level: int | None = None,
     misconception: str | None = None,
     idempotency_key: str | None = None,
+    verdict: dict[str, Any] | None = None,
     now: datetime | None = None,
 ) -> RecordResult:
     """Store one answer and reschedule the card; a repeated key replays the first.
@@ -171,6 +172,7 @@ def record_answer(
         stability_after=after.stability,
         difficulty_after=after.difficulty,
         due_after=after.due,
+        verdict=verdict,
     )
     try:
         with session.begin_nested():

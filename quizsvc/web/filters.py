@@ -52,9 +52,18 @@ def misconception_text(name: str) -> str:
     return localized(text) if isinstance(text, dict) else str(text)
 
 
+def misconception_title(name: str) -> str:
+    """The short name of a misconception in the page's language (else its id)."""
+    from quizsvc.grading import MISCONCEPTION_TITLES
+
+    entry = MISCONCEPTION_TITLES.get(name)
+    return localized(entry) if entry else name
+
+
 def init_app(app: Flask) -> None:
     """Register the filters and globals."""
     app.add_template_filter(format_number, "matrix_cell")
     app.add_template_filter(answer_cell, "answer_cell")
     app.add_template_filter(local_datetime, "local_datetime")
     app.add_template_global(misconception_text, "misconception_text")
+    app.add_template_global(misconception_title, "misconception_title")

@@ -22,6 +22,7 @@ from quizsvc.i18n import current_language, localized
 from quizsvc.parsing import parse_flag
 from quizsvc.web.answers import collect_answers, typed_values
 from quizsvc.web.charts import heatmap_svg, visibility_svg
+from quizsvc.web.closed_book import finish_first_page, problem_closed
 from quizsvc.web.filters import answer_cell
 
 bp = Blueprint("practice", __name__)
@@ -354,13 +355,18 @@ def _render_problem(
 @bp.get("/practice/<kind>/<int:level>/<int:seed>")
 def problem(kind: str, level: int, seed: int):
     """Show one generated problem with an empty grid per asked matrix."""
-    return _render_problem(_problem_or_404(kind, level, seed))
+    problem = _problem_or_404(kind, level, seed)
+    if problem_closed(kind, seed, level):
+        return finish_first_page()
+    return _render_problem(problem)
 
 
 @bp.post("/practice/<kind>/<int:level>/<int:seed>")
 def check(kind: str, level: int, seed: int):
     """Grade the answers step by step; a format error keeps what was typed (400)."""
     problem = _problem_or_404(kind, level, seed)
+    if problem_closed(kind, seed, level):
+        return finish_first_page()
     labels = {
         ask["name"]: ask["label"]
         for ask in problem.public_dict(current_language())["ask"]
