@@ -424,6 +424,9 @@ class NewItem:
     lesson_id: str
     # (lesson position, skill position, item position): the order to learn in.
     order: tuple[int, int, int]
+    # The item's place among all its skill's items (0 = the first), started or
+    # not; None when unknown (then counted among the items given).
+    skill_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -521,24 +524,27 @@ SKILL_STAGGER = 1
 
 
 def introduction_order(new_items: Iterable[NewItem]) -> list[NewItem]:
-    """Order new items: skills in lesson order, each skill's items in bank order,
-    the next skill starting after SKILL_STAGGER items of the one before.
+    """Order new items: lessons in order; within a lesson, skills in order and
+    each skill's items in bank order, the next skill starting after
+    SKILL_STAGGER items of the one before.
 
-    Item n of the k-th skill gets the rank n + SKILL_STAGGER * k (ties go to
-    the earlier skill), so the first skill's second item comes with the second
-    skill's first, and so on: skills are met in the lesson's order and then
-    practised side by side.
+    Item n of a skill at position p gets the rank n + SKILL_STAGGER * p (ties go
+    to the earlier skill), so the first skill's second item comes with the
+    second skill's first, and so on: skills are met in the lesson's order and
+    then practised side by side. n counts the skill's items already started, so
+    the stagger holds from one day to the next.
     """
     ordered = sorted(new_items, key=lambda item: (item.order, item.item_id))
-    skill_rank: dict[tuple[int, int, str | None], int] = {}
-    seen: dict[tuple[int, int, str | None], int] = {}
+    counted: dict[tuple[int, int, str | None], int] = {}
     ranked = []
     for index, item in enumerate(ordered):
         group = (item.order[0], item.order[1], item.skill_id)
-        skill_rank.setdefault(group, len(skill_rank))
-        within = seen.get(group, 0)
-        seen[group] = within + 1
-        ranked.append((within + SKILL_STAGGER * skill_rank[group], index, item))
+        within = item.skill_index
+        if within is None:
+            within = counted.get(group, 0)
+            counted[group] = within + 1
+        rank = (item.order[0], within + SKILL_STAGGER * item.order[1], item.order[1])
+        ranked.append((rank, index, item))
     ranked.sort(key=lambda entry: entry[:2])
     return [item for _rank, _index, item in ranked]
 

@@ -544,7 +544,7 @@ def test_a_day_of_answers_keeps_skills_apart_and_the_lessons_order(
         for i, (skill, state, m, p) in enumerate(reviews)
     }
     fresh = {
-        f"{skill}-{n}": new(f"{skill}-{n}", skill, "L", (0, rank, n))
+        f"{skill}-{n}": NewItem(f"{skill}-{n}", skill, "L", (0, rank, n), n)
         for rank, (skill, count) in enumerate(zip(SKILLS, per_skill, strict=True))
         for n in range(count)
     }

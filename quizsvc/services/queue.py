@@ -161,10 +161,15 @@ def _unstarted_items(
     totals = dict.fromkeys(lesson_position, 0)
     started = dict.fromkeys(lesson_position, 0)
     new_items = []
-    for row in rows:
+    # Each item's place in its skill counts the items already started, so the
+    # skills stay staggered from one day to the next.
+    in_skill: dict[tuple[str, str | None], int] = {}
+    for row in sorted(rows, key=lambda r: (r.position, r.id)):
         if row.lesson_id not in lesson_position:
             continue
         totals[row.lesson_id] += 1
+        skill_index = in_skill.get((row.lesson_id, row.skill_id), 0)
+        in_skill[(row.lesson_id, row.skill_id)] = skill_index + 1
         if row.state is not None and row.state != STATE_NEW:
             started[row.lesson_id] += 1
             continue
@@ -173,7 +178,9 @@ def _unstarted_items(
             row.skill_position if row.skill_position is not None else _UNORDERED,
             row.position,
         )
-        new_items.append(scheduling.NewItem(row.id, row.skill_id, row.lesson_id, order))
+        new_items.append(
+            scheduling.NewItem(row.id, row.skill_id, row.lesson_id, order, skill_index)
+        )
     lessons = {
         row.id: scheduling.LessonProgress(
             tuple(row.prerequisites or ()), started[row.id], totals[row.id]
