@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -402,7 +403,10 @@ def _verdict_for(
             )
         verdict = grading.grade(problem, answer)
         if verdict.format_errors:
-            raise AnswerFormatError([dict(e.message) for e in verdict.format_errors])
+            labels = {ask.name: ask.label for ask in problem.ask}
+            raise AnswerFormatError(
+                [labelled(e, labels.get(e.quantity)) for e in verdict.format_errors]
+            )
         graded = scheduling.GradedAnswer(
             correct=verdict.correct, score=float(verdict.score)
         )
@@ -460,6 +464,20 @@ def _check_every_step_once(question: bank_module.Question, answer: Any) -> None:
     messages["zh-CN"] += "。"
     messages["en"] += "."
     raise AnswerFormatError([messages])
+
+
+def labelled(error: grading.FormatError, label: Any) -> dict[str, str]:
+    """A format error's message with the step named as the learner sees it
+    (its label, e.g. "A′ = softmax(S + c)") instead of its internal name."""
+    message = dict(error.message)
+    if not isinstance(label, Mapping):
+        return message
+    for lang, text in message.items():
+        for separator in ("：", ": "):
+            prefix = f"{error.quantity}{separator}"
+            if text.startswith(prefix) and label.get(lang):
+                message[lang] = f"{label[lang]}{separator}{text[len(prefix) :]}"
+    return message
 
 
 def _answer_text(answer: Any) -> str | None:

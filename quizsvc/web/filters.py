@@ -7,6 +7,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from flask import Flask
+from flask_babel import gettext
 from flask_login import current_user
 
 from quizsvc.formatting import format_number
@@ -18,7 +19,7 @@ DEFAULT_TIMEZONE = "Asia/Shanghai"
 def answer_cell(value) -> str:
     """Show one answer entry: 4 decimals, -inf, or "undefined"."""
     if value is None:
-        return "undefined"
+        return gettext("undefined")
     if isinstance(value, str):
         return value
     if isinstance(value, bool):

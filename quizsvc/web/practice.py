@@ -20,6 +20,7 @@ from quizsvc import grading, problems
 from quizsvc.engine import jsonable
 from quizsvc.i18n import current_language, localized
 from quizsvc.parsing import parse_flag
+from quizsvc.services import drill
 from quizsvc.web.answers import collect_answers, typed_values
 from quizsvc.web.charts import heatmap_svg, visibility_svg
 from quizsvc.web.closed_book import finish_first_page, problem_closed
@@ -376,9 +377,11 @@ def check(kind: str, level: int, seed: int):
     verdict = grading.grade(problem, answers)
     if verdict.format_errors:
         errors: dict[str, list[str]] = {}
+        asked = {ask.name: ask.label for ask in problem.ask}
         for error in verdict.format_errors:
             where = error.quantity if error.quantity in labels else ""
-            errors.setdefault(where, []).append(localized(error.message))
+            message = drill.labelled(error, asked.get(error.quantity))
+            errors.setdefault(where, []).append(localized(message))
         return _render_problem(problem, values=values, errors=errors, status=400)
     if not any(step.answered for step in verdict.steps):
         errors = {"": [_("Fill in at least one step before checking.")]}
