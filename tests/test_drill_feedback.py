@@ -192,3 +192,14 @@ def test_the_rate_limit_page_speaks_the_learners_language(app):
     html = page.get_data(as_text=True)
     assert page.status_code == 429
     assert "per 1 minute" not in html and 'id="way-back"' in html
+
+
+def test_a_self_assessment_error_is_shown_where_the_learner_looks(client):
+    """Does the page come back scrolled to the skill, its error above the levels?"""
+    skill = next(iter(real_bank().skills))
+    page = client.post(f"/assess/{skill}", data={"level": "9"})
+    html = page.get_data(as_text=True)
+    assert page.status_code == 400
+    assert f'action="/assess/{skill}#skill-{skill}"' in html
+    section = html[html.index(f'id="skill-{skill}"') :]
+    assert section.index(f'id="error-{skill}"') < section.index('name="level"')
