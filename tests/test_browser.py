@@ -222,12 +222,7 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
     database = server_instance / "quizsvc.sqlite3"
     context = browser.new_context(viewport={"width": 360, "height": 760})
     page = context.new_page()
-    page.goto(server + "register")
-    page.fill("#username", "xiaohong")
-    page.fill("#password", "attention-by-hand")
-    page.fill("#confirm", "attention-by-hand")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/today")
+    register(page, server, "xiaohong")
     page.click("#start")
     answered = wrong = 0
     for _ in range(80):
@@ -260,6 +255,16 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
     context.close()
 
 
+def register(page, server: str, username: str) -> None:
+    """Register a learner through the form and land on Today."""
+    page.goto(server + "register")
+    page.fill("#username", username)
+    page.fill("#password", "attention-by-hand")
+    page.fill("#confirm", "attention-by-hand")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/today")
+
+
 def reopen_as(database: Path, username: str, item_id: str, problem=(None, None, None)):
     """Make the learner's open item another one (as if the queue had chosen it)."""
     kind, seed, level = problem
@@ -289,12 +294,7 @@ def test_the_drill_keeps_the_closed_book_and_explains_in_chinese(
     database = server_instance / "quizsvc.sqlite3"
     context = browser.new_context(viewport={"width": 360, "height": 760})
     page = context.new_page()
-    page.goto(server + "register")
-    page.fill("#username", "xiaogang")
-    page.fill("#password", "attention-by-hand")
-    page.fill("#confirm", "attention-by-hand")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/today")
+    register(page, server, "xiaogang")
 
     # A generated item (the lesson's example) is open.
     page.goto(server + "drill")
@@ -338,8 +338,10 @@ def test_the_drill_keeps_the_closed_book_and_explains_in_chinese(
     reopen_as(database, "xiaogang", question.id)
     page.goto(server + "drill")
     steps = question.data["steps"]
-    for position, step in enumerate(steps):
-        page.select_option(f"#order-{position}", steps[0 if position == 1 else position]["id"])
+    for position in range(len(steps)):
+        page.select_option(
+            f"#order-{position}", steps[0 if position == 1 else position]["id"]
+        )
     page.click("#submit-answer")
     page.wait_for_selector("#answer-error")
     error = page.locator("#answer-error").inner_text()

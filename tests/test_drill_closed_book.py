@@ -123,7 +123,9 @@ def _giveaways(item_id: str, given) -> list[str]:
     return ["0.7071", "0.6698"] if "S" in problem.answer else []
 
 
-@pytest.mark.parametrize(("label", "item_id", "payload"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("label", "item_id", "payload"), CASES, ids=[c[0] for c in CASES]
+)
 def test_a_wrong_answer_says_nothing_of_the_right_one_until_explained(
     learner_client, app, learner, label, item_id, payload
 ):
@@ -168,7 +170,9 @@ def test_a_wrong_answer_says_nothing_of_the_right_one_until_explained(
         assert "detail" in after["verdict"]
 
 
-@pytest.mark.parametrize(("label", "item_id", "payload"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("label", "item_id", "payload"), CASES, ids=[c[0] for c in CASES]
+)
 def test_a_replay_of_a_right_answer_is_the_first_body(
     learner_client, app, learner, label, item_id, payload
 ):
@@ -180,9 +184,7 @@ def test_a_replay_of_a_right_answer_is_the_first_body(
     elif question.type == "recall":
         answer = {"rating": "good"}
     elif question.type == "choice":
-        answer = {
-            "answer": [o["id"] for o in question.data["options"] if o["correct"]]
-        }
+        answer = {"answer": [o["id"] for o in question.data["options"] if o["correct"]]}
     elif question.type == "numeric":
         answer = {"answer": str(question.data["answer"])}
     elif question.type == "cloze":
@@ -209,7 +211,9 @@ def test_notes_need_a_signed_in_learner(app):
 
 
 def _check(client, problem_id: str, answers: dict):
-    return client.post(f"/api/v1/problems/{problem_id}/check", json={"answers": answers})
+    return client.post(
+        f"/api/v1/problems/{problem_id}/check", json={"answers": answers}
+    )
 
 
 def test_nothing_computes_an_open_items_answer_until_it_is_explained(
@@ -233,7 +237,9 @@ def test_nothing_computes_an_open_items_answer_until_it_is_explained(
         assert check.status_code == 423 and check.json["error"] == "closed_book"
         assert "expected" not in check.json
         assert learner_client.get("/practice/attention/1/11").status_code == 423
-        token = csrf_token(learner_client.get("/practice/attention/1/12").get_data(as_text=True))
+        token = csrf_token(
+            learner_client.get("/practice/attention/1/12").get_data(as_text=True)
+        )
         posted = learner_client.post(
             "/practice/attention/1/11", data={"csrf_token": token}
         )
@@ -248,7 +254,8 @@ def test_nothing_computes_an_open_items_answer_until_it_is_explained(
         400,
     )
     answered = learner_client.post(
-        "/api/v1/drill/answer", json={"item_id": GENERATED, "answer": _generated_wrong()}
+        "/api/v1/drill/answer",
+        json={"item_id": GENERATED, "answer": _generated_wrong()},
     )
     assert answered.status_code == 201 and answered.json["requires_explanation"]
     closed()

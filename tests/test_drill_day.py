@@ -36,7 +36,9 @@ def _wrong_answer(item: dict):
         return {"rating": "again"}
     if question.type == "choice":
         return {
-            "answer": next(o["id"] for o in question.data["options"] if not o["correct"])
+            "answer": next(
+                o["id"] for o in question.data["options"] if not o["correct"]
+            )
         }
     if question.type == "numeric":
         return {"answer": "12345"}
@@ -46,7 +48,9 @@ def _wrong_answer(item: dict):
 
 
 def _answer(api, item, payload):
-    response = api.post("/api/v1/drill/answer", json={"item_id": item["item_id"], **payload})
+    response = api.post(
+        "/api/v1/drill/answer", json={"item_id": item["item_id"], **payload}
+    )
     assert response.status_code == 201, response.json
     return response.json
 

@@ -202,7 +202,7 @@ def test_a_key_mask_of_shape_tk_pads_every_query():
     pattern=st.lists(st.booleans(), min_size=4, max_size=4),
 )
 def test_every_mask_shape_that_broadcasts_is_accepted(tq, tk, heads, pattern):
-    """Does any mask shape broadcasting to [heads, Tq, Tk] give the full mask's result?"""
+    """Does every mask shape broadcasting to [heads, Tq, Tk] act as the full mask?"""
     rng = np.random.default_rng(tq * 10 + tk)
     q = rng.standard_normal((heads, tq, 2))
     k = rng.standard_normal((heads, tk, 2))

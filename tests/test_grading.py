@@ -538,7 +538,12 @@ def test_check_bad_input_exits_2(stdin, fragment):
 
 @pytest.mark.parametrize(
     ("kind", "seed", "level"),
-    [("softmax_row", 0, 1), ("weights", 3, 1), ("attention", 0, 2), ("lesson_example", 0, 1)],
+    [
+        ("softmax_row", 0, 1),
+        ("weights", 3, 1),
+        ("attention", 0, 2),
+        ("lesson_example", 0, 1),
+    ],
 )
 def test_one_query_normalized_by_column_is_named(kind, seed, level):
     """With Tq = 1, are all-ones weights named softmax_over_queries?"""

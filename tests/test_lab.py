@@ -105,7 +105,9 @@ def _lab_post(client, fields):
 
 
 def _square(side: int) -> str:
-    return "\n".join(" ".join(str((i + j) % 3) for j in range(side)) for i in range(side))
+    return "\n".join(
+        " ".join(str((i + j) % 3) for j in range(side)) for i in range(side)
+    )
 
 
 def test_the_lab_takes_the_documented_16_by_16_by_post(client):
@@ -114,9 +116,12 @@ def test_the_lab_takes_the_documented_16_by_16_by_post(client):
     response = _lab_post(client, {"q": big, "k": big, "v": big, "mask": ""})
     html = response.get_data(as_text=True)
     assert response.status_code == 200, _errors(html)
-    assert html.count("<tr><th scope=\"row\">q15</th>") >= 1
+    assert html.count('<tr><th scope="row">q15</th>') >= 1
     too_big = _lab_post(client, {"q": _square(17), "k": big, "v": big})
-    assert too_big.status_code == 400 and "16" in _errors(too_big.get_data(as_text=True))["q"]
+    assert (
+        too_big.status_code == 400
+        and "16" in _errors(too_big.get_data(as_text=True))["q"]
+    )
 
 
 def test_the_lab_form_is_sent_by_post(client):
@@ -131,7 +136,9 @@ def test_lab_errors_are_in_chinese_on_a_chinese_page(client):
     )
     errors = _errors(response.get_data(as_text=True))
     assert "第 1 行第 2 列" in errors["q"]
-    mismatch = client.get("/lab", query_string={"q": "[[1,0]]", "k": "[[1,0,1]]", "v": "[[1]]"})
+    mismatch = client.get(
+        "/lab", query_string={"q": "[[1,0]]", "k": "[[1,0,1]]", "v": "[[1]]"}
+    )
     assert "K 有 3 列" in _errors(mismatch.get_data(as_text=True))["k"]
 
 
@@ -139,8 +146,12 @@ def test_the_lab_reads_numbers_as_everywhere_else(client):
     """Are √, fractions and a key mask of one row accepted, as in answers?"""
     response = client.get(
         "/lab",
-        query_string={"q": "[[1/√2, 0]]", "k": "[[１, 0], [0, 1]]", "v": "[[1,0],[0,2]]",
-                      "mask": "0 -inf"},
+        query_string={
+            "q": "[[1/√2, 0]]",
+            "k": "[[１, 0], [0, 1]]",
+            "v": "[[1,0],[0,2]]",
+            "mask": "0 -inf",
+        },
     )
     html = response.get_data(as_text=True)
     assert response.status_code == 200, _errors(html)

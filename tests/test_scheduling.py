@@ -360,7 +360,10 @@ def new(item, skill, lesson, order):
 OPEN_LESSON = {"L": LessonProgress((), 0, 10)}
 
 
-def queue(due_cards=(), new_items=(), lessons=None, *, reviews=100, news=10, now=T0):
+def queue(
+    due_cards=(), new_items=(), lessons=None, *, reviews=100, news=10, now=T0, **after
+):
+    """The queue for these cards; `after` names the latest answer's skill or item."""
     return scheduling.build_queue(
         due_cards,
         new_items,
@@ -369,6 +372,7 @@ def queue(due_cards=(), new_items=(), lessons=None, *, reviews=100, news=10, now
         day_end=now + timedelta(hours=12),
         reviews_remaining=reviews,
         new_remaining=news,
+        **after,
     )
 
 
@@ -462,18 +466,11 @@ def test_the_same_skill_never_comes_twice_in_a_row_when_avoidable():
 
 def test_a_failed_item_waits_for_other_work():
     """After a wrong answer, is the item asked again only once other work is done?"""
-    failed = due("failed", "s1", 0.1, state=STATE_LEARNING, at=T0 - timedelta(minutes=2))
-    waiting = [new("n1", "s2", "L", (0, 0, 0)), new("n2", "s3", "L", (0, 1, 0))]
-    entries = scheduling.build_queue(
-        [failed],
-        waiting,
-        OPEN_LESSON,
-        now=T0,
-        day_end=T0 + timedelta(hours=12),
-        reviews_remaining=100,
-        new_remaining=10,
-        just_answered="failed",
+    failed = due(
+        "failed", "s1", 0.1, state=STATE_LEARNING, at=T0 - timedelta(minutes=2)
     )
+    waiting = [new("n1", "s2", "L", (0, 0, 0)), new("n2", "s3", "L", (0, 1, 0))]
+    entries = queue([failed], waiting, just_answered="failed")
     assert [e.item_id for e in entries] == ["n1", "n2", "failed"]
     # Alone, it is asked again rather than left out.
     alone = queue([failed])
@@ -500,16 +497,7 @@ def test_new_skills_are_staggered_in_the_lessons_order():
 def test_the_latest_answers_skill_is_not_repeated_first():
     """Does the queue start with another skill than the one just answered?"""
     cards = [due("a", "scores", 0.1), due("b", "weights", 0.5)]
-    entries = scheduling.build_queue(
-        cards,
-        [],
-        OPEN_LESSON,
-        now=T0,
-        day_end=T0 + timedelta(hours=12),
-        reviews_remaining=100,
-        new_remaining=10,
-        previous_skill="scores",
-    )
+    entries = queue(cards, previous_skill="scores")
     assert [e.item_id for e in entries] == ["b", "a"]
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
-import shutil
 import subprocess
 import sys
 import time

@@ -15,6 +15,7 @@ from tests.webutil import csrf_token, make_learner, open_for, sign_in
 
 # Symbols and names the lesson itself writes in Latin letters (mathematics
 # keeps ASCII), and the language switch, which names English in English.
+# fmt: off
 ALLOWED = {
     # the lesson's symbols
     "Q", "K", "V", "S", "A", "O", "M", "d", "dv", "Tq", "Tk", "T", "q", "k", "v",
@@ -33,6 +34,7 @@ ALLOWED = {
     # an API token's header, and time zone names as the learner chose them
     "Authorization", "Bearer", "qz_", "Asia", "Shanghai",
 }
+# fmt: on
 
 
 def _bank_words() -> set[str]:
@@ -207,8 +209,13 @@ def test_practice_problems_and_their_verdicts_are_all_chinese(client, kind):
     assert_chinese(client.post(url, data=form), 200, 400)
     # Unreadable entries (a choice can only be one of its options in a form).
     bad = {key: "甲" if not key.startswith("answer-") else "1/0" for key in form}
-    bad.update({k: v for k, v in form.items() if any(
-        k == f"answer-{a.name}" for a in problem.ask if a.format == "choice")})
+    bad.update(
+        {
+            k: v
+            for k, v in form.items()
+            if any(k == f"answer-{a.name}" for a in problem.ask if a.format == "choice")
+        }
+    )
     assert_chinese(client.post(url, data=bad), 400)
 
 
@@ -223,9 +230,16 @@ def _items_of_each_kind():
 
 def _wrong(question):
     if question.type == "choice":
-        return {"answer": next(o["id"] for o in question.data["options"] if not o["correct"])}
+        return {
+            "answer": next(
+                o["id"] for o in question.data["options"] if not o["correct"]
+            )
+        }
     if question.type == "ordering":
-        return {f"order-{i}": s["id"] for i, s in enumerate(reversed(question.data["steps"]))}
+        return {
+            f"order-{i}": s["id"]
+            for i, s in enumerate(reversed(question.data["steps"]))
+        }
     if question.type == "recall":
         return {"rating": "again"}
     if question.type == "generated":
@@ -234,7 +248,9 @@ def _wrong(question):
 
 
 @pytest.mark.parametrize(("key", "item_id"), _items_of_each_kind())
-def test_drill_items_results_and_notes_are_all_chinese(client, app, learner, key, item_id):
+def test_drill_items_results_and_notes_are_all_chinese(
+    client, app, learner, key, item_id
+):
     question = real_bank().questions[item_id]
     extra = {}
     if question.type == "generated":
@@ -286,7 +302,9 @@ def test_ordering_and_self_assessment_errors_are_chinese(client, app, learner):
     open_for(app, learner, question.id)
     first = question.data["steps"][0]["id"]
     twice = {f"order-{i}": first for i in range(len(question.data["steps"]))}
-    assert_chinese(client.post("/drill/answer", data={"item_id": question.id, **twice}), 400)
+    assert_chinese(
+        client.post("/drill/answer", data={"item_id": question.id, **twice}), 400
+    )
     skill = next(iter(real_bank().skills))
     assert_chinese(client.post(f"/assess/{skill}", data={"level": "9"}), 400)
 

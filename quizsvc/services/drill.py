@@ -455,7 +455,9 @@ def _check_every_step_once(question: bank_module.Question, answer: Any) -> None:
     messages = {"zh-CN": "每个步骤恰好用一次。", "en": "Use every step exactly once."}
     if missing:
         messages["zh-CN"] += "还没选：" + "、".join(f"“{t['zh-CN']}”" for t in missing)
-        messages["en"] += " Not chosen yet: " + ", ".join(f"“{t['en']}”" for t in missing)
+        messages["en"] += " Not chosen yet: " + ", ".join(
+            f"“{t['en']}”" for t in missing
+        )
     if twice:
         messages["zh-CN"] += ("；" if missing else "") + "选了两次："
         messages["zh-CN"] += "、".join(f"“{t['zh-CN']}”" for t in twice)
@@ -637,7 +639,8 @@ def explain(
         )
     if len(text) > MAX_EXPLANATION_CHARS:
         raise LocalizedInvalidInput(
-            f"解释最多 {MAX_EXPLANATION_CHARS} 个字符，现在有 {len(text)} 个；请写短一些。",
+            f"解释最多 {MAX_EXPLANATION_CHARS} 个字符，现在有 {len(text)} 个；"
+            "请写短一些。",
             f"An explanation takes at most {MAX_EXPLANATION_CHARS} characters; this "
             f"one has {len(text)}. Please shorten it.",
         )

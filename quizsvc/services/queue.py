@@ -67,7 +67,10 @@ def daily_plan(session: Session, user: User, now: datetime | None = None) -> Dai
     )
     today = session.execute(
         select(Review.item_id, Review.state_before, ItemSkill.skill_id)
-        .outerjoin(ItemSkill, and_(ItemSkill.item_id == Review.item_id, ItemSkill.position == 0))
+        .outerjoin(
+            ItemSkill,
+            and_(ItemSkill.item_id == Review.item_id, ItemSkill.position == 0),
+        )
         .where(
             Review.user_id == user.id,
             Review.reviewed_at >= day_start,
