@@ -53,7 +53,10 @@ def _exit_now(_worker) -> None:
 
 def run_server(*, host: str, port: int, workers: int) -> None:
     """Prepare the database and serve until interrupted."""
-    app = create_app()
+    try:
+        app = create_app()
+    except ValueError as exc:  # a setting with a value it cannot take
+        raise click.UsageError(str(exc)) from None
     from quizsvc import db
 
     db.prepare_database(app)
@@ -64,20 +67,29 @@ def run_server(*, host: str, port: int, workers: int) -> None:
         raise click.ClickException(f"the question bank is invalid:\n{exc}") from None
     click.echo("question bank: " + "; ".join(report.lines()))
     QuizsvcServer(
-        {
-            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-            "workers": workers,
-            # Threads keep a slow phone connection from holding a whole worker.
-            "worker_class": "gthread",
-            "threads": 4,
-            "accesslog": "-",
-            "when_ready": _announce,
-            "timeout": 60,
-            "worker_int": _exit_now,
-            # SIGTERM (a service manager's stop) lets requests finish, briefly.
-            "graceful_timeout": 10,
-            # One control socket per instance, so two services on one machine
-            # (or two test runs) do not take each other's.
-            "control_socket": str(Path(app.instance_path) / "gunicorn.ctl"),
-        }
+        gunicorn_options(
+            host=host, port=port, workers=workers, instance_path=app.instance_path
+        )
     ).run()
+
+
+def gunicorn_options(
+    *, host: str, port: int, workers: int, instance_path: str
+) -> dict[str, Any]:
+    """The gunicorn settings `quizsvc serve` runs with (bench/load.py reuses them)."""
+    return {
+        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        "workers": workers,
+        # Threads keep a slow phone connection from holding a whole worker.
+        "worker_class": "gthread",
+        "threads": 4,
+        "accesslog": "-",
+        "when_ready": _announce,
+        "timeout": 60,
+        "worker_int": _exit_now,
+        # SIGTERM (a service manager's stop) lets requests finish, briefly.
+        "graceful_timeout": 10,
+        # One control socket per instance, so two services on one machine
+        # (or two test runs) do not take each other's.
+        "control_socket": str(Path(instance_path) / "gunicorn.ctl"),
+    }

@@ -54,6 +54,15 @@ def _first(kind: str) -> str:
     return next(q.id for q in real_bank().questions.values() if q.type == kind)
 
 
+def _long_cloze() -> str:
+    """A cloze item whose answers are long enough to look for in a page."""
+    return next(
+        q.id
+        for q in real_bank().questions.values()
+        if q.type == "cloze" and all(len(a) >= 4 for a in q.data["accepted"])
+    )
+
+
 def _generated_wrong() -> dict:
     problem = problems.generate("attention", 11, 1)
     answers = {ask.name: problem.answer_json(ask.name) for ask in problem.ask}
@@ -69,7 +78,7 @@ def _cases():
         ("choice", single, {"answer": single_answer}),
         ("choice-multiple", multiple, {"answer": multiple_answer}),
         ("numeric", _first("numeric"), {"answer": "12345"}),
-        ("cloze", _first("cloze"), {"answer": "surely not this"}),
+        ("cloze", _long_cloze(), {"answer": "surely not this"}),
         ("ordering", _first("ordering"), {"answer": list(reversed(order))}),
         ("recall", _first("recall"), {"rating": "again"}),
         ("generated", GENERATED, {"answer": _generated_wrong()}),
