@@ -63,7 +63,10 @@ def register_extensions(app: Flask) -> None:
     """Bind the database and the Flask extensions to the app."""
     from quizsvc import auth, db, i18n
     from quizsvc.extensions import csrf, limiter
+    from quizsvc.web import input_checks
 
+    # First: the `int` URL converter must be in place before any route exists.
+    input_checks.init_app(app)
     db.init_app(app)
     i18n.init_app(app)
     csrf.init_app(app)
