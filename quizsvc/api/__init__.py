@@ -66,7 +66,11 @@ def json_body(required: tuple[str, ...] = ()) -> dict[str, Any]:
 def id_field(body: dict[str, Any], name: str) -> int:
     """A database id from the body: a whole number from 1 to MAX_ID, else 400."""
     value = body.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ID:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 1 <= value <= MAX_ID
+    ):
         raise error(
             400, "invalid_input", f"{name} must be a whole number from 1 to {MAX_ID}"
         )
