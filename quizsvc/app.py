@@ -42,6 +42,13 @@ def configure(app: Flask, test_config: dict[str, Any] | None) -> None:
         app.config["DATABASE_URL"] = f"sqlite:///{database}"
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _instance_secret_key(Path(app.instance_path))
+    if not app.config.get("RATELIMIT_STORAGE_URI"):
+        # Every worker of this machine counts in one file; a test app (given a
+        # dict) keeps its counters to itself.
+        counters = Path(app.instance_path) / "ratelimits.sqlite3"
+        app.config["RATELIMIT_STORAGE_URI"] = (
+            "memory://" if test_config is not None else f"sqlite:///{counters}"
+        )
 
 
 def _instance_secret_key(instance: Path) -> str:

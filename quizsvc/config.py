@@ -16,11 +16,16 @@ class Defaults:
     # cannot ask the server for a huge computation.
     MAX_MATRIX_SIDE = 16
 
-    # Flask-Limiter: in-memory by default; set QUIZSVC_RATELIMIT_STORAGE_URI to a
-    # redis:// URL when several servers share the login counters.
-    RATELIMIT_STORAGE_URI = "memory://"
+    # Flask-Limiter: None means "a SQLite file in the instance folder" that every
+    # worker of this machine shares (filled in by configure; tests given a dict
+    # get memory://). Set QUIZSVC_RATELIMIT_STORAGE_URI to a redis:// URL when
+    # several servers share the counters.
+    RATELIMIT_STORAGE_URI: str | None = None
     RATELIMIT_HEADERS_ENABLED = True
+    # Counted per client address over the web form and the API together.
     LOGIN_RATE_LIMIT = "10 per minute;50 per hour"
+    # A class behind one school address registers at once: room for that.
+    REGISTER_RATE_LIMIT = "20 per minute;200 per day"
 
     # Session cookies: not readable by scripts, not sent on cross-site posts.
     # SESSION_COOKIE_SECURE is switched on per request when served over HTTPS.

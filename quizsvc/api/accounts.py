@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from flask import current_app
-
 from quizsvc.api import bp, error, json_body, login_required
 from quizsvc.auth import (
     authenticate,
@@ -19,7 +17,7 @@ from quizsvc.auth import (
     sign_out,
 )
 from quizsvc.db import get_session, transaction
-from quizsvc.extensions import limiter
+from quizsvc.extensions import login_limit, register_limit
 from quizsvc.i18n import SUPPORTED
 
 
@@ -41,6 +39,7 @@ def _credentials(body: dict) -> tuple[str, str]:
 
 
 @bp.post("/auth/register")
+@register_limit
 def api_register():
     """Create a learner account and sign in."""
     body = json_body(("username", "password"))
@@ -55,7 +54,7 @@ def api_register():
 
 
 @bp.post("/auth/login")
-@limiter.limit(lambda: current_app.config["LOGIN_RATE_LIMIT"])
+@login_limit
 def api_login():
     """Sign in; the response sets the session cookie."""
     username, password = _credentials(json_body(("username", "password")))

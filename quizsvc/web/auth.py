@@ -7,7 +7,6 @@ from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
-    current_app,
     flash,
     redirect,
     render_template,
@@ -23,7 +22,7 @@ from wtforms.validators import DataRequired, EqualTo, Length, Regexp
 
 from quizsvc.auth import authenticate, register, sign_in, sign_out
 from quizsvc.db import transaction
-from quizsvc.extensions import limiter
+from quizsvc.extensions import login_limit, register_limit
 from quizsvc.i18n import current_language
 from quizsvc.services import Conflict, ServiceError
 from quizsvc.services.users import USERNAME_PATTERN
@@ -80,12 +79,8 @@ def _safe_next(target: str | None) -> str:
     return url_for("today.today")
 
 
-def login_limit() -> str:
-    """The login rate limit from the configuration."""
-    return current_app.config["LOGIN_RATE_LIMIT"]
-
-
 @bp.route("/register", methods=["GET", "POST"])
+@register_limit
 def register_page():
     """Create an account and sign in."""
     form = RegisterForm()
@@ -115,7 +110,7 @@ def register_page():
 
 
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(login_limit, methods=["POST"])
+@login_limit
 def login():
     """Sign in with username and password."""
     form = LoginForm()

@@ -48,6 +48,10 @@ def handle_http_error(exc: HTTPException):
     """Render an HTTP error for whoever asked."""
     status = exc.code or 500
     message = exc.description or exc.name
+    if status == 429:
+        # Flask-Limiter's description is the limit in English ("10 per 1
+        # minute"); the learner reads what to do, in their language.
+        message = str(_PAGE_TEXT[429][1])
     if wants_json():
         response = jsonify(error=error_code(exc), message=message)
         response.status_code = status
