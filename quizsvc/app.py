@@ -23,6 +23,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     register_extensions(app)
     register_blueprints(app)
     register_errorhandlers(app)
+    register_response_hooks(app)
     return app
 
 
@@ -129,6 +130,13 @@ def register_blueprints(app: Flask) -> None:
     ):
         app.register_blueprint(blueprint)
     api.init_app(app)
+
+
+def register_response_hooks(app: Flask) -> None:
+    """Security headers on every response."""
+    from quizsvc.web import headers
+
+    headers.init_app(app)
 
 
 def register_errorhandlers(app: Flask) -> None:
