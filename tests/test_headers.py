@@ -7,8 +7,8 @@ import re
 import pytest
 
 from quizsvc.web.headers import CONTENT_SECURITY_POLICY
-from tests.test_input_checks import fill_placeholders
 from tests.learnerutil import sync_real_bank
+from tests.test_input_checks import fill_placeholders
 from tests.webutil import make_learner, sign_in
 
 
@@ -85,7 +85,7 @@ def test_pages_have_no_inline_scripts_or_event_handlers(app):
     sign_in(client, "ana")
     for path in get_paths(app):
         response = client.get(path)
-        if not response.mimetype == "text/html":
+        if response.mimetype != "text/html":
             continue
         html = response.get_data(as_text=True)
         for tag in re.findall(r"<script\b[^>]*>", html):
