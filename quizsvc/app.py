@@ -133,9 +133,14 @@ def register_blueprints(app: Flask) -> None:
 
 
 def register_response_hooks(app: Flask) -> None:
-    """Security headers on every response."""
-    from quizsvc.web import headers
+    """Request ids and log lines, metrics, and security headers on every response."""
+    from quizsvc import metrics
+    from quizsvc.web import headers, requestlog
 
+    # Flask runs after-request hooks last-registered first: the log line
+    # measures the duration that the metrics then record.
+    metrics.init_app(app)
+    requestlog.init_app(app)
     headers.init_app(app)
 
 

@@ -34,5 +34,7 @@ class Defaults:
     REMEMBER_COOKIE_HTTPONLY = True
     REMEMBER_COOKIE_SAMESITE = "Lax"
     WTF_CSRF_TIME_LIMIT = None
+    # Who may read /metrics: addresses or networks, comma-separated.
+    METRICS_ALLOWED = "127.0.0.1,::1"
     # How many reverse proxies in front of the service set X-Forwarded-*; 0 = none.
     TRUSTED_PROXIES = 0

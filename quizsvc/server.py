@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +43,18 @@ def _announce(server) -> None:
         )
 
 
+def _forget_worker_metrics(server, worker) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
 def run_server(*, host: str, port: int, workers: int) -> None:
     """Prepare the database and serve until interrupted."""
+    # Workers share their metrics through files in a directory of this run
+    # only (quizsvc.metrics); it must be set before prometheus_client loads.
+    metrics_dir = tempfile.mkdtemp(prefix="quizsvc-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     app = create_app()
     from quizsvc import db
 
@@ -59,8 +72,10 @@ def run_server(*, host: str, port: int, workers: int) -> None:
             # Threads keep a slow phone connection from holding a whole worker.
             "worker_class": "gthread",
             "threads": 4,
-            "accesslog": "-",
+            # quizsvc logs one structured line per request itself.
             "when_ready": _announce,
+            "child_exit": _forget_worker_metrics,
+            "on_exit": lambda server: shutil.rmtree(metrics_dir, ignore_errors=True),
             "timeout": 60,
             # One control socket per instance, so two services on one machine
             # (or two test runs) do not take each other's.
