@@ -21,6 +21,15 @@ def app(db_app):
     return db_app
 
 
+def two_devices(app):
+    """Two clients signed in as a new learner "ana" (a phone and a laptop)."""
+    make_learner(app, "ana")
+    phone, laptop = app.test_client(), app.test_client()
+    sign_in(phone, "ana")
+    sign_in(laptop, "ana")
+    return phone, laptop
+
+
 def copy_cookie(source, target) -> None:
     """Give `target` the session cookie `source` holds (a stolen copy)."""
     cookie = source.get_cookie("session")
@@ -55,19 +64,13 @@ def test_logging_out_of_the_pages_ends_the_session_too(app):
 
 
 def test_logging_out_leaves_other_devices_signed_in(app):
-    make_learner(app, "ana")
-    phone, laptop = app.test_client(), app.test_client()
-    sign_in(phone, "ana")
-    sign_in(laptop, "ana")
+    phone, laptop = two_devices(app)
     phone.post("/api/v1/auth/logout")
     assert laptop.get("/api/v1/settings").status_code == 200
 
 
 def test_changing_the_password_ends_every_other_session(app):
-    make_learner(app, "ana")
-    phone, laptop = app.test_client(), app.test_client()
-    sign_in(phone, "ana")
-    sign_in(laptop, "ana")
+    phone, laptop = two_devices(app)
     token = laptop.post("/api/v1/tokens", json={"name": "script"}).json["token"]
     response = laptop.post(
         "/api/v1/auth/password",
@@ -120,10 +123,7 @@ def test_changing_the_password_can_revoke_the_tokens(app):
     ],
 )
 def test_a_refused_password_change_changes_nothing(app, current, new, fragment):
-    make_learner(app, "ana")
-    client, other = app.test_client(), app.test_client()
-    sign_in(client, "ana")
-    sign_in(other, "ana")
+    client, other = two_devices(app)
     page = client.get("/settings?lang=en").get_data(as_text=True)
     response = client.post(
         "/settings/password",
@@ -140,10 +140,7 @@ def test_a_refused_password_change_changes_nothing(app, current, new, fragment):
 
 
 def test_sign_out_everywhere_is_in_settings(app):
-    make_learner(app, "ana")
-    phone, laptop = app.test_client(), app.test_client()
-    sign_in(phone, "ana")
-    sign_in(laptop, "ana")
+    phone, laptop = two_devices(app)
     page = laptop.get("/settings").get_data(as_text=True)
     assert 'id="sign-out-everywhere"' in page
     response = laptop.post(
@@ -155,10 +152,7 @@ def test_sign_out_everywhere_is_in_settings(app):
 
 
 def test_sign_out_everywhere_over_the_api(app):
-    make_learner(app, "ana")
-    phone, laptop = app.test_client(), app.test_client()
-    sign_in(phone, "ana")
-    sign_in(laptop, "ana")
+    phone, laptop = two_devices(app)
     response = laptop.post("/api/v1/auth/logout-everywhere")
     assert response.json == {"signed_out": True, "sessions_ended": 2}
     assert phone.get("/api/v1/settings").status_code == 401
