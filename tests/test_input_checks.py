@@ -164,3 +164,8 @@ def test_strict_parser_accepts_ordinary_json():
     assert loads_strict("[" * 32 + "]" * 32) is not None
     with pytest.raises(InputRefused):
         loads_strict("[" * 33 + "]" * 33)
+
+
+def test_an_empty_json_body_is_not_hostile(signed_in):
+    response = signed_in.get("/api/v1/settings", content_type="application/json")
+    assert response.status_code == 200

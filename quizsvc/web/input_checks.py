@@ -218,7 +218,7 @@ def refuse_hostile_input() -> None:
             shown = name[:40].replace("\x00", "")
             check_text(name, ("字段名", "A field name"))
             check_text(value, (f"字段 {shown}", f"The field {shown}"))
-    if request.is_json and request.content_length != 0:
+    if request.is_json and request.get_data(cache=True):
         # Parsed (and cached) here, so a hostile body is refused even by a
         # route that would answer 401 or 405 before reading it.
         request.get_json(silent=False)
