@@ -41,11 +41,16 @@ MODES = (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)
 EXCLUDED_CHECKS = [positive_data_acceptance]
 
 
+class OutOfTime(Exception):
+    """The run's time budget is spent."""
+
+
 @dataclass
 class FuzzReport:
     """What a fuzzing run sent and found."""
 
     requests: int = 0
+    stopped_early: bool = False
     statuses: Counter = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
 
@@ -57,6 +62,7 @@ class FuzzReport:
             f"statuses: {statuses}",
             f"5xx: {sum(v for k, v in self.statuses.items() if k >= 500)}",
             f"failures: {len(self.failures)}",
+            *(["(stopped at the time budget)"] if self.stopped_early else []),
             *(f"  {failure}" for failure in self.failures),
         ]
 
@@ -68,10 +74,12 @@ def fuzz(
     examples: int,
     seed: int | None = None,
     progress: bool = False,
+    seconds: float | None = None,
 ):
     """Send generated requests to every operation; return a FuzzReport."""
     report = FuzzReport()
     schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
+    deadline = time.monotonic() + seconds if seconds else None
     learner = AuthStorage()
 
     # The learner's own credentials, applied by Schemathesis itself: its checks
@@ -103,6 +111,8 @@ def fuzz(
                 phases=[Phase.explicit, Phase.generate],
             )
             def send(case) -> None:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise OutOfTime
                 if progress:
                     print(f"\r{report.requests} requests", end="", file=sys.stderr)
                 # A client of its own: a session cookie set by an earlier answer
@@ -120,6 +130,9 @@ def fuzz(
 
             try:
                 send()
+            except OutOfTime:
+                report.stopped_early = True
+                return report
             except Unsatisfiable:
                 # No invalid request exists for it (e.g. one free string in the path).
                 continue
@@ -170,6 +183,9 @@ def main() -> int:
     parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite")
     parser.add_argument("--examples", type=int, default=300)
     parser.add_argument("--seed", type=int)
+    parser.add_argument(
+        "--seconds", type=float, help="stop starting new requests after this long"
+    )
     args = parser.parse_args()
 
     import logging
@@ -198,7 +214,12 @@ def main() -> int:
             headers = prepare(app)
             started = time.perf_counter()
             report = fuzz(
-                app, headers, examples=args.examples, seed=args.seed, progress=True
+                app,
+                headers,
+                examples=args.examples,
+                seed=args.seed,
+                progress=True,
+                seconds=args.seconds,
             )
             print(file=sys.stderr)
             elapsed = time.perf_counter() - started
