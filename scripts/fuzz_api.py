@@ -27,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import schemathesis  # noqa: E402
-from schemathesis.auths import AuthStorage  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis.errors import Unsatisfiable  # noqa: E402
+from schemathesis.auths import AuthStorage  # noqa: E402
 from schemathesis.generation import GenerationMode  # noqa: E402
 from schemathesis.specs.openapi.checks import positive_data_acceptance  # noqa: E402
 from werkzeug.test import Client  # noqa: E402
@@ -62,7 +62,11 @@ class FuzzReport:
             f"statuses: {statuses}",
             f"5xx: {sum(v for k, v in self.statuses.items() if k >= 500)}",
             f"failures: {len(self.failures)}",
-            *(["(stopped at the time budget)"] if self.stopped_early else []),
+            *(
+                ["(some operations stopped at their time budget)"]
+                if self.stopped_early
+                else []
+            ),
             *(f"  {failure}" for failure in self.failures),
         ]
 
@@ -79,7 +83,9 @@ def fuzz(
     """Send generated requests to every operation; return a FuzzReport."""
     report = FuzzReport()
     schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", app)
-    deadline = time.monotonic() + seconds if seconds else None
+    operations = [result.ok() for result in schema.get_all_operations()]
+    # A time budget is shared out evenly, so every operation gets its turn.
+    share = seconds / (len(operations) * len(MODES)) if seconds else None
     learner = AuthStorage()
 
     # The learner's own credentials, applied by Schemathesis itself: its checks
@@ -92,9 +98,9 @@ def fuzz(
         def set(self, case, data, context):
             case.headers = {**(case.headers or {}), **data}
 
-    for result in schema.get_all_operations():
-        operation = result.ok()
+    for operation in operations:
         for mode in MODES:
+            deadline = time.monotonic() + share if share else None
             label = f"{operation.method.upper()} {operation.path} ({mode.value})"
 
             @given(
@@ -111,7 +117,8 @@ def fuzz(
                 phases=[Phase.explicit, Phase.generate],
             )
             def send(case) -> None:
-                if deadline is not None and time.monotonic() > deadline:
+                # Called right below, within this iteration.
+                if deadline is not None and time.monotonic() > deadline:  # noqa: B023
                     raise OutOfTime
                 if progress:
                     print(f"\r{report.requests} requests", end="", file=sys.stderr)
@@ -132,7 +139,6 @@ def fuzz(
                 send()
             except OutOfTime:
                 report.stopped_early = True
-                return report
             except Unsatisfiable:
                 # No invalid request exists for it (e.g. one free string in the path).
                 continue
