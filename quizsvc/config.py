@@ -15,6 +15,10 @@ class Defaults:
     # The largest matrix side the lab and the checker accept, so one request
     # cannot ask the server for a huge computation.
     MAX_MATRIX_SIDE = 16
+    # SQLite's PRAGMA synchronous in WAL mode: FULL syncs every commit, so an
+    # acknowledged answer survives a power cut; NORMAL is faster but may lose
+    # the last commits then (never on a mere crash of the server).
+    SQLITE_SYNCHRONOUS = "FULL"
 
     # Flask-Limiter: None means "a SQLite file in the instance folder" that every
     # worker of this machine shares (filled in by configure; tests given a dict

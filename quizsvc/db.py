@@ -16,7 +16,9 @@ The session lives outside the code that reads and writes data:
 
 SQLite
 ------
-The embedded default runs in WAL mode with foreign keys on and a busy timeout.
+The embedded default runs in WAL mode with foreign keys on, a busy timeout and
+`synchronous=FULL` (an acknowledged commit survives a power cut; the
+SQLITE_SYNCHRONOUS setting trades that for speed).
 Every transaction starts with `BEGIN IMMEDIATE`: it takes SQLite's single
 write lock up front (waiting up to the busy timeout for it), so two requests
 never both read, then both try to write and fail with "database is locked";
@@ -49,6 +51,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 EXTENSION_KEY = "quizsvc.db"
 BUSY_TIMEOUT_SECONDS = 15
+SQLITE_SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
 # Any constant works: it only has to be the same for every quizsvc process
 # migrating the same PostgreSQL database.
 _MIGRATION_LOCK_ID = 0x71756973
@@ -58,22 +61,42 @@ class MigrationsNotFound(RuntimeError):
     """The Alembic migrations folder is not where quizsvc expects it."""
 
 
-def make_engine(url: str, **options: Any) -> Engine:
+def make_engine(
+    url: str, *, sqlite_synchronous: str = "FULL", **options: Any
+) -> Engine:
     """Create an engine; SQLite gets WAL, foreign keys, a busy timeout, savepoints."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
+        synchronous = check_sqlite_synchronous(sqlite_synchronous)
         options.setdefault("connect_args", {}).setdefault(
             "timeout", BUSY_TIMEOUT_SECONDS
         )
         engine = create_engine(url, **options)
-        event.listen(engine, "connect", _sqlite_on_connect)
+        event.listen(
+            engine,
+            "connect",
+            lambda dbapi_connection, _record: _sqlite_on_connect(
+                dbapi_connection, synchronous
+            ),
+        )
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     options.setdefault("pool_pre_ping", True)
     return create_engine(url, **options)
 
 
-def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
+def check_sqlite_synchronous(value: str) -> str:
+    """Return a valid `PRAGMA synchronous` level, or refuse with the choices."""
+    level = str(value).strip().upper()
+    if level not in SQLITE_SYNCHRONOUS_LEVELS:
+        raise ValueError(
+            "SQLITE_SYNCHRONOUS (QUIZSVC_SQLITE_SYNCHRONOUS) must be one of "
+            f"{', '.join(SQLITE_SYNCHRONOUS_LEVELS)}, not {value!r}"
+        )
+    return level
+
+
+def _sqlite_on_connect(dbapi_connection: Any, synchronous: str) -> None:
     # Hand transaction control to SQLAlchemy (see _sqlite_begin): the driver's
     # own implicit BEGIN comes too late and breaks SAVEPOINT.
     dbapi_connection.isolation_level = None
@@ -83,7 +106,9 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}")
-    cursor.execute("PRAGMA synchronous=NORMAL")
+    # FULL: a commit is on disk (WAL synced) before the answer is acknowledged,
+    # so a power cut cannot take it back; NORMAL may lose the last commits.
+    cursor.execute(f"PRAGMA synchronous={synchronous}")
     cursor.close()
 
 
@@ -98,7 +123,10 @@ def is_sqlite(engine_or_connection: Engine | Connection) -> bool:
 
 def init_app(app: Flask) -> None:
     """Create the app's engine and session factory and close sessions per request."""
-    engine = make_engine(app.config["DATABASE_URL"])
+    engine = make_engine(
+        app.config["DATABASE_URL"],
+        sqlite_synchronous=app.config["SQLITE_SYNCHRONOUS"],
+    )
     app.extensions[EXTENSION_KEY] = sessionmaker(bind=engine, expire_on_commit=False)
     app.teardown_appcontext(_close_session)
 

@@ -300,19 +300,16 @@ def _parse_scalar(value: Any, name: str, number) -> np.ndarray | FormatError:
 def _fit_shape(
     array: np.ndarray, expected: tuple[int, ...], name: str
 ) -> np.ndarray | FormatError:
-    if array.shape == expected:
-        return array
-    if not expected:
-        if array.size == 1:
-            return array.reshape(())
-    elif (
+    # Called only for a shape that differs from `expected`; a scalar asked for
+    # and one given were settled by the caller.
+    if (
         len(expected) == 2
         and 1 in expected
         and array.size == max(expected)
         and 1 in array.shape
     ):
         return array.reshape(expected)  # a vector typed as a row or a column
-    elif array.shape == expected[::-1]:
+    if expected and array.shape == expected[::-1]:
         return array  # transposed: graded, and the grader says so
     return FormatError(
         name,
@@ -425,8 +422,8 @@ def _parse_for(problem: Problem, ask: Ask, value: Any) -> np.ndarray | FormatErr
             return _parse_choice(value, ask)
         if form == "shape":
             return _parse_shape(value, ask, problem.context.get("sizes", {}))
-        number = parse_flag if form == "boolean_matrix" else parse_value
-        return parse_answer(value, ask.shape, name=ask.name, number=number)
+        # boolean_matrix, the one format left: 0/1 or true/false per cell.
+        return parse_answer(value, ask.shape, name=ask.name, number=parse_flag)
     except (ValueError, TypeError, OverflowError, RecursionError, MemoryError) as exc:
         # A last guard: whatever was typed, grading answers with a message.
         return FormatError(
@@ -587,7 +584,7 @@ def _grade(problem: Problem, answers: Mapping[str, Any]) -> Verdict:
     parsed: dict[str, np.ndarray] = {}
     for ask in problem.ask:
         raw = answers.get(ask.name)
-        if raw is None or (isinstance(raw, (str, list, tuple)) and _blank(raw)):
+        if _blank(raw):
             continue
         value = _parse_for(problem, ask, raw)
         if isinstance(value, FormatError):

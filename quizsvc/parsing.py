@@ -117,6 +117,11 @@ _POSITIVE_INFINITY = {
 }
 _NEGATIVE_INFINITY = {"-inf", "-infinity", "-∞", "负无穷", "-无穷"}
 _UNDEFINED = {"undefined", "nan", "未定义", "无定义", "不存在", "null", "none", "n/a"}
+# Longer spellings of ±∞ learners type; the bank's cloze answers use the same.
+_POSITIVE_INFINITY |= {"无穷大", "正无穷大", "+无穷", "+无穷大", "positiveinfinity"}
+_NEGATIVE_INFINITY |= {
+    "负无穷大", "-无穷大", "负无限", "负无限大", "negativeinfinity", "minusinfinity"
+}  # fmt: skip
 
 _CONSTANTS = {"e": math.e, "pi": math.pi, "π": math.pi}
 

@@ -55,7 +55,10 @@ def run_server(*, host: str, port: int, workers: int) -> None:
     # only (quizsvc.metrics); it must be set before prometheus_client loads.
     metrics_dir = tempfile.mkdtemp(prefix="quizsvc-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
-    app = create_app()
+    try:
+        app = create_app()
+    except ValueError as exc:  # a setting with a value it cannot take
+        raise click.UsageError(str(exc)) from None
     from quizsvc import db
 
     db.prepare_database(app)
@@ -67,18 +70,29 @@ def run_server(*, host: str, port: int, workers: int) -> None:
     click.echo("question bank: " + "; ".join(report.lines()))
     QuizsvcServer(
         {
-            "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-            "workers": workers,
-            # Threads keep a slow phone connection from holding a whole worker.
-            "worker_class": "gthread",
-            "threads": 4,
-            # quizsvc logs one structured line per request itself.
-            "when_ready": _announce,
+            **gunicorn_options(
+                host=host, port=port, workers=workers, instance_path=app.instance_path
+            ),
             "child_exit": _forget_worker_metrics,
             "on_exit": lambda server: shutil.rmtree(metrics_dir, ignore_errors=True),
-            "timeout": 60,
-            # One control socket per instance, so two services on one machine
-            # (or two test runs) do not take each other's.
-            "control_socket": str(Path(app.instance_path) / "gunicorn.ctl"),
         }
     ).run()
+
+
+def gunicorn_options(
+    *, host: str, port: int, workers: int, instance_path: str
+) -> dict[str, Any]:
+    """The gunicorn settings `quizsvc serve` runs with (bench/load.py reuses them)."""
+    return {
+        "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        "workers": workers,
+        # Threads keep a slow phone connection from holding a whole worker.
+        "worker_class": "gthread",
+        "threads": 4,
+        # quizsvc logs one structured line per request itself (no access log).
+        "when_ready": _announce,
+        "timeout": 60,
+        # One control socket per instance, so two services on one machine
+        # (or two test runs) do not take each other's.
+        "control_socket": str(Path(instance_path) / "gunicorn.ctl"),
+    }

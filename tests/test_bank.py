@@ -611,6 +611,54 @@ BROKEN = {
 }
 
 
+BROKEN.update(
+    {
+        "half-width comma in Chinese prose": (
+            "questions.toml",
+            'prompt.zh-CN = "算一个数。"',
+            'prompt.zh-CN = "算一个数,保留三位小数。"',
+            'prompt.zh-CN = "算一个数,保留三位小数。"',
+            "half-width ','",
+        ),
+        "half-width parentheses around Chinese": (
+            "questions.toml",
+            'prompt.zh-CN = "选一个。"',
+            'prompt.zh-CN = "选一个(单选)。"',
+            'prompt.zh-CN = "选一个(单选)。"',
+            "half-width parentheses",
+        ),
+        "full-width punctuation in English": (
+            "questions.toml",
+            'prompt.en = "Pick one."',
+            'prompt.en = "Pick one，quickly。"',
+            'prompt.en = "Pick one，quickly。"',
+            "English text uses full-width",
+        ),
+        "a brace in mathematics": (
+            "questions.toml",
+            'explanation.en = "Pick b."',
+            'explanation.en = "Pick e^{b}."',
+            'explanation.en = "Pick e^{b}."',
+            "would show as typed",
+        ),
+        "an unclosed power": (
+            "questions.toml",
+            'explanation.en = "The weight."',
+            'explanation.en = "The weight e^(0.5."',
+            'explanation.en = "The weight e^(0.5."',
+            "has no exponent",
+        ),
+        "a caret with nothing after it": (
+            "questions.toml",
+            'explanation.en = "The weight."',
+            'explanation.en = "The weight e^ 2."',
+            'explanation.en = "The weight e^ 2."',
+            "has no exponent",
+        ),
+    }
+)
+
+
 @pytest.mark.parametrize("case", list(BROKEN), ids=list(BROKEN))
 def test_each_problem_is_reported_at_its_line(mini_bank, case):
     """Does a broken copy give `path:line: message` pointing at the culprit?"""
@@ -859,7 +907,34 @@ def test_numeric_answers_are_read_as_people_type_them(typed):
     assert check_answer(NUMERIC, typed).correct
 
 
-@pytest.mark.parametrize("typed", ["", "abc", "1/0", "nan", "inf", "--1"])
+ROOT_HALF = _question("numeric", answer=0.7071, tolerance=0.00025, attention=None)
+
+
+@pytest.mark.parametrize(
+    "typed", ["√2/2", "1/sqrt(2)", "1/√2", "√(1/2)", "０．７０７１", "2^-0.5", "√2 / 2"]
+)
+def test_numeric_answers_may_be_expressions_as_the_hint_promises(typed):
+    """Are √, sqrt() and full-width digits read by the one expression parser?"""
+    assert check_answer(ROOT_HALF, typed).correct
+
+
+@pytest.mark.parametrize("typed", ["6/√2", "3√2", "3*sqrt(2)", "√18"])
+def test_a_numeric_answer_written_with_a_root_is_its_value(typed):
+    """Does 6/√2 count as 4.2426, as generated problems already read it?"""
+    question = _question("numeric", answer=4.2426, tolerance=0.00025, attention=None)
+    assert check_answer(question, typed).correct
+
+
+@pytest.mark.parametrize("typed", ["√2", "2/√2", "1/2"])
+def test_a_wrong_expression_is_wrong_not_unreadable(typed):
+    """Is a readable but wrong expression graded wrong (a lapse), not asked again?"""
+    result = check_answer(ROOT_HALF, typed)
+    assert not result.correct and "invalid" not in result.detail
+
+
+@pytest.mark.parametrize(
+    "typed", ["", "abc", "1/0", "nan", "inf", "--1", "√-2", "sqrt(", "2 ** ** 2"]
+)
 def test_unreadable_numbers_ask_again(typed):
     """Is text that is not a number flagged invalid rather than silently wrong?"""
     result = check_answer(NUMERIC, typed)
@@ -978,6 +1053,20 @@ def test_an_order_scores_the_share_of_pairs_in_order(order):
         assert order[:first] == steps[:first] and order[first] != steps[first]
 
 
+def test_an_incomplete_order_names_steps_as_the_learner_sees_them(real_bank):
+    """Does a missing or repeated step show its text in each language, not its id?"""
+    question = real_bank.questions["l16-softmax-stable-order"]
+    result = check_answer(question, "max, max, exp, sum, divide")
+    invalid = result.detail["invalid"]
+    assert invalid["zh-CN"] == (
+        "每个步骤恰好用一次；缺少：每个分数减去 m；重复：找出这一行的最大值 m。"
+    )
+    assert invalid["en"] == (
+        "Use every step exactly once; missing: Subtract m from every score; "
+        "repeated: Find the row's maximum m."
+    )
+
+
 def test_reversing_the_steps_scores_zero():
     """Does the fully reversed order earn nothing?"""
     result = check_answer(ORDERING, "div sum exp scale dot")
@@ -1028,3 +1117,104 @@ def test_canonical_answer_is_idempotent(text):
     """Does folding an already folded answer change nothing?"""
     once = canonical_answer(text)
     assert canonical_answer(once) == once
+
+
+# --------------------------------------------------------------------------
+# Warnings: cues that let a learner guess
+
+
+WARNED = {
+    "the correct option is the longest": (
+        'text.zh-CN = "乙"',
+        'text.zh-CN = "乙，而且说得最长最细"',
+        'text.zh-CN = "乙，而且说得最长最细"',
+        "the correct option is the longest in zh-CN",
+    ),
+    "a cloze prompt holds its answer": (
+        'prompt.en = "The shape is ____."',
+        'prompt.en = "S is [Tq, Tk]: the shape is ____."',
+        'prompt.en = "S is [Tq, Tk]: the shape is ____."',
+        "contains its own answer '[Tq, Tk]'",
+    ),
+    "a scale that is 1/d lets scale_by_d through": (
+        "answer = 0.670\ntolerance = 0.0015\n\n[questions.attention]\n",
+        "answer = 0.622\ntolerance = 0.0015\n\n[questions.attention]\nscale = 0.5\n",
+        "[questions.attention]",
+        "the mistake scale_by_d gives 0.622459",
+    ),
+    "a mistake lands within the tolerance": (
+        "answer = 0.670\ntolerance = 0.0015\n",
+        "answer = 0.670\ntolerance = 0.2\n",
+        "[questions.attention]",
+        "the mistake no_scale gives 0.731059",
+    ),
+}
+
+
+def test_the_mini_bank_has_no_warnings(mini_bank):
+    """Is the starting point of the warning tests free of guessable cues?"""
+    assert bank.lint(mini_bank.write()) == []
+
+
+@pytest.mark.parametrize("case", list(WARNED), ids=list(WARNED))
+def test_each_cue_is_a_warning_at_its_line(mini_bank, case):
+    """Is a guessable cue reported at its line, without making the bank invalid?"""
+    old, new, marker, fragment = WARNED[case]
+    questions = _replace(mini_bank.questions, old, new)
+    root = mini_bank.write(questions=questions)
+
+    assert bank.validate(root) == []
+    warnings = [w for w in bank.lint(root) if fragment in w.message]
+    assert warnings, [str(w) for w in bank.lint(root)]
+    assert warnings[0].line == _line_of(questions, marker, 1)
+
+
+def test_the_real_bank_has_no_warnings(real_bank):
+    """Is today's bank free of the cues the validator warns about?"""
+    assert [str(w) for w in bank.lint()] == []
+
+
+def test_a_mistake_that_differs_from_the_key_is_not_a_warning():
+    """Does a classic mistake well outside the tolerance stay quiet?"""
+    from quizsvc.bank.lint import mistakes_within_tolerance
+
+    spec = {
+        "q": [[0, 2, 0, 0]],
+        "k": [[1, 0, 0, 0], [0, 1, 0, 0]],
+        "v": [[4, 0], [0, 4]],
+        "mask": None,
+        "causal": False,
+        "scale": None,
+        "temperature": 1.0,
+        "quantity": "output",
+        "index": [0, 1],
+    }
+    assert mistakes_within_tolerance(spec, 2.924, 0.0015) == []
+    two_dims = {**spec, "q": [[0, 2]], "k": [[1, 0], [0, 1]], "scale": 0.5}
+    assert any(
+        "scale_by_d" in message
+        for message in mistakes_within_tolerance(two_dims, 2.924, 0.0015)
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(__import__("quizsvc.problems").problems.KINDS))
+def test_generated_prompts_follow_the_punctuation_rules(kind):
+    """Do the generator's prompts use full-width punctuation in Chinese prose?"""
+    from quizsvc.bank.lint import math_markup, punctuation
+    from quizsvc.problems import LEVELS, generate
+
+    def texts(value, language=None):
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                yield from texts(inner, key if key in LANGUAGES else language)
+        elif isinstance(value, (list, tuple)):
+            for inner in value:
+                yield from texts(inner, language)
+        elif isinstance(value, str) and language:
+            yield language, value
+
+    for level in LEVELS:
+        for seed in range(3):
+            problem = generate(kind, seed, level).to_dict()
+            for language, text in texts(problem):
+                assert punctuation(text, language) + math_markup(text) == [], text

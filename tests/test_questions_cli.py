@@ -60,6 +60,22 @@ def test_validate_lists_each_problem_as_path_line_message(mini_bank):
     assert "2 problem(s)" in result.stderr
 
 
+def test_validate_warns_about_guessable_cues_but_still_passes(mini_bank):
+    """Is a guessable cue printed as `path:line: warning: …` with exit code 0?"""
+    cued = mini_bank.questions.replace(
+        'prompt.en = "The shape is ____."', 'prompt.en = "[Tq, Tk]: the shape is ____."'
+    ).replace('text.en = "B"', 'text.en = "B, the long and careful option"')
+    root = mini_bank.write(questions=cued)
+    result = invoke("validate", str(root))
+    assert result.exit_code == 0, result.output
+    *warnings, summary = result.output.splitlines()
+    assert len(warnings) == 2
+    assert all(re.match(r"^\S+\.toml:\d+: warning: .+$", w) for w in warnings)
+    assert any("contains its own answer '[Tq, Tk]'" in w for w in warnings)
+    assert any("the correct option is the longest in en" in w for w in warnings)
+    assert summary.endswith("; 2 warnings")
+
+
 def test_validate_refuses_a_missing_folder(tmp_path):
     """Is a path that does not exist a usage error (exit 2), not a crash?"""
     result = invoke("validate", str(tmp_path / "nowhere"))

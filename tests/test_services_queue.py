@@ -128,7 +128,8 @@ def test_the_queue_reads_a_fixed_number_of_statements(db_session, db_engine, lea
         answer(db_session, learner, item, T0 + timedelta(minutes=minute))
     statements.clear()
     build_daily_queue(db_session, learner, T0 + timedelta(days=3))
-    assert len(statements) == few <= 6
+    # Not more than before (the settings read first may be remembered since).
+    assert len(statements) <= few <= 6
 
 
 def test_due_cards_are_found_through_the_learner_due_index(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,9 +14,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
-from quizsvc.models import Card, Explanation, Review, SelfAssessment
+from quizsvc.models import Card, Explanation, OpenItem, Review, SelfAssessment
 from quizsvc.scheduling import GradedAnswer, Rating
-from quizsvc.services import Conflict, InvalidInput, NotFound
+from quizsvc.services import Conflict, InvalidInput, NotFound, drill
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.reviews import (
     close_open_item,
@@ -271,68 +272,172 @@ def test_each_key_is_stored_once_however_often_it_is_sent(db_session, learner, a
     db_session.rollback()
 
 
-def run_together(engine, work, copies=2):
-    """Run `work(session)` in threads that start at the same moment; commit each."""
-    barrier = threading.Barrier(copies)
-    results, errors = [], []
+def run_interleaved(engine, first, second):
+    """Run `second(session)` while `first`'s transaction is still open.
 
-    def worker():
+    The first thread does its work and flushes but does not commit; the second
+    then starts its own transaction on its own connection (on SQLite a second
+    BEGIN IMMEDIATE, on PostgreSQL a second backend), and only once it has been
+    seen waiting does the first commit. Returns both results and whether the
+    second really waited for the first.
+    """
+    first_done, second_started, commit_first = (threading.Event() for _ in range(3))
+    outcome: dict[str, object] = {}
+    errors: list[BaseException] = []
+
+    def run_first():
         with Session(engine, expire_on_commit=False) as session:
             try:
-                barrier.wait()
-                results.append(work(session))
+                outcome["first"] = first(session)
+                session.flush()
+                first_done.set()
+                commit_first.wait(timeout=30)
+                outcome["first_committed"] = time.monotonic()
                 session.commit()
-            except Exception as exc:  # reported to the test below
+            except BaseException as exc:  # reported to the test below
+                errors.append(exc)
+                first_done.set()
+
+    def run_second():
+        first_done.wait(timeout=30)
+        with Session(engine, expire_on_commit=False) as session:
+            try:
+                second_started.set()
+                outcome["second"] = second(session)
+                outcome["second_finished"] = time.monotonic()
+                session.commit()
+            except BaseException as exc:  # reported to the test below
                 errors.append(exc)
 
-    threads = [threading.Thread(target=worker) for _ in range(copies)]
+    threads = [threading.Thread(target=run_first), threading.Thread(target=run_second)]
     for thread in threads:
         thread.start()
+    second_started.wait(timeout=30)
+    # Give the second request time to get as far as it can; it must be stuck
+    # behind the first one's transaction, not finished.
+    time.sleep(0.3)
+    commit_first.set()
     for thread in threads:
         thread.join(timeout=60)
     assert not errors, errors
-    return results
+    waited = outcome["second_finished"] > outcome["first_committed"]
+    return outcome["first"], outcome["second"], waited
 
 
 def test_a_retry_racing_the_original_stores_one_review(db_engine, db_session, learner):
-    """When the first request and its retry arrive together, is one review stored?"""
-    results = run_together(
-        db_engine,
-        lambda s: record_answer(
-            s,
-            s.merge(learner),
-            "weights-1",
-            graded=RIGHT,
-            idempotency_key="race",
-            now=T0,
-        ),
-    )
-    assert sorted(r.replayed for r in results) == [False, True]
-    assert len({r.review_id for r in results}) == 1
-    assert count(db_session, Review) == 1
-
-
-def test_two_answers_racing_on_one_new_card_both_count(db_engine, db_session, learner):
-    """Do two simultaneous answers to a new item both land on one card?"""
-    keys = iter(["one", "two"])
-    lock = threading.Lock()
+    """When a retry arrives while the original is being stored, is one review kept?"""
 
     def answer(session):
-        with lock:
-            key = next(keys)
         return record_answer(
             session,
             session.merge(learner),
             "weights-1",
             graded=RIGHT,
-            idempotency_key=key,
-            now=T0,
+            idempotency_key="race",
         )
 
-    results = run_together(db_engine, answer)
-    assert len({r.card_id for r in results}) == 1
-    assert db_session.get(Card, results[0].card_id).reps == 2
-    assert count(db_session, Review) == 2
+    original, retry, waited = run_interleaved(db_engine, answer, answer)
+    assert waited, "the retry did not wait for the original's transaction"
+    assert not original.replayed and retry.replayed
+    assert retry.review_id == original.review_id
+    assert retry.due == original.due
+    assert count(db_session, Review) == 1
+
+
+def test_two_answers_racing_on_one_new_card_both_count(db_engine, db_session, learner):
+    """Do two answers to a new item, sent at once, land on one card in order?"""
+
+    def answer_with(key, graded):
+        def answer(session):
+            return record_answer(
+                session,
+                session.merge(learner),
+                "weights-1",
+                graded=graded,
+                idempotency_key=key,
+            )
+
+        return answer
+
+    first, second, waited = run_interleaved(
+        db_engine, answer_with("one", WRONG), answer_with("two", RIGHT)
+    )
+    assert waited
+    assert first.card_id == second.card_id
+    assert first.reviewed_at <= second.reviewed_at
+    card = db_session.get(Card, first.card_id)
+    log = db_session.execute(
+        select(Review.reviewed_at, Review.rating)
+        .where(Review.card_id == card.id)
+        .order_by(Review.reviewed_at, Review.id)
+    ).all()
+    assert [rating for _, rating in log] == [Rating.AGAIN, Rating.GOOD]
+    replayed = scheduling.replay_card(log, card_id=card.id)
+    assert (card.reps, card.state, card.due) == (2, replayed.state, replayed.due)
+    assert card.stability == pytest.approx(replayed.stability)
+
+
+def test_two_devices_asking_for_the_next_item_open_one(db_engine, db_session, learner):
+    """Do two simultaneous "next item" requests of one learner open one item?"""
+
+    def next_item(session):
+        return drill.current_step(session, session.merge(learner)).item.id
+
+    first, second, waited = run_interleaved(db_engine, next_item, next_item)
+    assert waited and first == second
+    assert count(db_session, OpenItem) == 1
+
+
+def test_two_devices_answering_one_open_item_store_one_answer(
+    db_engine, db_session, learner
+):
+    """When a phone and a laptop answer the same open item, is one answer kept?"""
+    open_item(db_session, learner, "scores-2", now=T0)
+    db_session.commit()
+
+    def answer_with(key):
+        def answer(session):
+            return drill.submit_answer(
+                session,
+                session.merge(learner),
+                "scores-2",
+                rating="good",
+                idempotency_key=key,
+            )
+
+        return answer
+
+    def loser(session):
+        with pytest.raises(Conflict, match="not open"):
+            answer_with("laptop")(session)
+        # ... while the phone's retry gets the phone's answer.
+        return answer_with("phone")(session)
+
+    first, retry, waited = run_interleaved(db_engine, answer_with("phone"), loser)
+    assert waited
+    assert retry.replayed and retry.review.id == first.review.id
+    assert count(db_session, Review) == 1
+
+
+def test_two_explanations_at_once_keep_one_row(db_engine, db_session, learner):
+    """Does a double-submitted explanation store one explanation, the latest text?"""
+    wrong = record_answer(db_session, learner, "scores-1", graded=WRONG, now=T0)
+    db_session.commit()
+
+    def explain_with(text):
+        def explain(session):
+            return record_explanation(
+                session, session.merge(learner), wrong.review_id, text
+            ).id
+
+        return explain
+
+    first, second, waited = run_interleaved(
+        db_engine, explain_with("first words"), explain_with("second words")
+    )
+    assert waited and first == second
+    stored = db_session.scalars(select(Explanation)).all()
+    assert [e.body for e in stored] == ["second words"]
 
 
 def test_explanations_follow_wrong_answers_only(db_session, learner):

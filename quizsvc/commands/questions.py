@@ -16,14 +16,16 @@ LANGUAGE_CHOICE = click.Choice(list(question_bank.LANGUAGES))
 # Headings of `questions show`, in the learner's language.
 LABELS = {
     "zh-CN": {
-        "colon": ":",
+        "colon": "：",
+        # Full-width parentheses carry their own spacing.
+        "gap": "",
         "answer": "答案",
         "explanation": "解析",
         "note": "课程笔记",
         "skills": "技能",
         "difficulty": "难度",
-        "multiple": "(多选)",
-        "single": "(单选)",
+        "multiple": "（多选）",
+        "single": "（单选）",
         "correct": "正确",
         "wrong": "错误",
         "tolerance": "允许误差",
@@ -31,16 +33,17 @@ LABELS = {
         "order": "正确顺序",
         "model": "参考答案",
         "points": "要点",
-        "rate": "对照参考答案,给自己评分:Again / Hard / Good / Easy",
-        "fill": "(填空)",
-        "steps": "把下列步骤排成正确的顺序:",
-        "generated": "(由生成器出题:{kind},第 {level} 级,种子 {seed})",
+        "rate": "对照参考答案，给自己评分：Again / Hard / Good / Easy",
+        "fill": "（填空）",
+        "steps": "把下列步骤排成正确的顺序：",
+        "generated": "（由生成器出题：{kind}，第 {level} 级，种子 {seed}）",
         "given": "已知",
         "asked": "要求",
         "no_generator": "生成器暂不可用",
     },
     "en": {
         "colon": ": ",
+        "gap": " ",
         "answer": "Answer",
         "explanation": "Explanation",
         "note": "Lesson note",
@@ -82,8 +85,11 @@ def validate_command(path: Path | None) -> None:
     """Check every lesson, skill, note and question of the bank at PATH.
 
     PATH is the questions/ folder (the default) or one lesson folder in it.
-    Prints a one-line summary and exits 0 when the bank is valid; otherwise
-    prints one `path:line: message` line per problem and exits 1.
+    Prints one `path:line: warning: message` line per cue that lets a learner
+    guess (a correct option that is the longest, a cloze prompt holding its
+    own answer, a classic mistake landing within a numeric item's tolerance),
+    then a one-line summary, and exits 0 when the bank is valid, warnings or
+    not; otherwise prints one `path:line: message` line per problem and exits 1.
     """
     root = path if path is not None else question_bank.DEFAULT_PATH
     problems = question_bank.validate(root)
@@ -95,7 +101,13 @@ def validate_command(path: Path | None) -> None:
             err=True,
         )
         raise SystemExit(1)
-    click.echo(summary_line(question_bank.load(root), root))
+    warnings = question_bank.lint(root)
+    for warning in warnings:
+        click.echo(f"{warning.path}:{warning.line}: warning: {warning.message}")
+    line = summary_line(question_bank.load(root), root)
+    if warnings:
+        line += f"; {_plural(len(warnings), 'warning')}"
+    click.echo(line)
 
 
 def summary_line(bank: Bank, root: Path) -> str:
@@ -182,7 +194,7 @@ def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str
     data = question.data
 
     if question.type == "choice":
-        lines[-1] += " " + labels["multiple" if data["multiple"] else "single"]
+        lines[-1] += labels["gap"] + labels["multiple" if data["multiple"] else "single"]
         lines += [f"  {option['id']}) {option['text']}" for option in public["options"]]
         for option in data["options"]:
             mark = "✓" if option["correct"] else "✗"
@@ -193,7 +205,7 @@ def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str
         shown = question_bank.format_answer(data["answer"], data["tolerance"])
         answer.append(f"  {shown}  ({labels['tolerance']} ±{data['tolerance']:g})")
     elif question.type == "cloze":
-        lines[-1] += " " + labels["fill"]
+        lines[-1] += labels["gap"] + labels["fill"]
         answer.append(f"  {data['accepted'][0]}")
         if len(data["accepted"]) > 1:
             variants = " | ".join(data["accepted"])

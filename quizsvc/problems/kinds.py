@@ -886,8 +886,9 @@ def build_uniform(draws: Draws, level: Level) -> Draft:
     lesson = {"zh-CN": "", "en": ""}
     if number == 1:
         lesson = {
-            "zh-CN": "这就是本课的练习：两个 key 的分数都是 0。",
-            "en": " This is the lesson's exercise: both keys score 0.",
+            "zh-CN": "和本课的练习一样，两个 key 的分数都是 0，只是 V 每次重新给出。",
+            "en": " As in the lesson's exercise, both keys score 0, but V is drawn "
+            "afresh.",
         }
     prompt = {
         "zh-CN": f"在 S 的每一行里，所有 key 的分数都相等。{lesson['zh-CN']}"
@@ -927,9 +928,10 @@ def build_scale(draws: Draws, level: Level) -> Draft:
     p = DEFAULT_PRECISION
     prompt = {
         "zh-CN": f"一个注意力头的 head_dim = {d}。"
-        "(1) 分数要乘的缩放因子 head_dim**-0.5 "
-        f"是多少？(2) 若 q、k 的各个分量相互独立、均值为 0、方差为 1，点积 q·k 的标准差"
-        f"约为多少？两问都{_precision_note(p)['zh-CN']}，也可以写 1/√{d} 这样的式子。",
+        "（1）分数要乘的缩放因子 head_dim**-0.5 是多少？"
+        "（2）若 q、k 的各个分量相互独立、均值为 0、方差为 1，"
+        f"点积 q·k 的标准差约为多少？两问都{_precision_note(p)['zh-CN']}，"
+        f"也可以写 1/√{d} 这样的式子。",
         "en": f"An attention head has head_dim = {d}. (1) What is the scale factor "
         "head_dim**-0.5 that multiplies the scores? (2) If the components of q "
         "and k are independent with mean 0 and variance 1, about how large is "

@@ -15,7 +15,11 @@ raises a `ServiceError` subclass whose `code` suits the JSON error contract.
 - reviews: `record_answer(session, user, item_id, *, graded=None, self_rating=None,
   duration_ms=None, answer_text=None, problem_kind=None, problem_seed=None,
   problem_level=None, misconception=None, idempotency_key=None, now=None)
-  -> RecordResult`, `record_explanation(session, user, review_id, text, *, now=None)`,
+  -> RecordResult` (the stored `Review` and whether it was a replay),
+  `lock_learner(session, user)` (serializes one learner's drill writes),
+  `find_answer(session, user, key)`, `store_answer(session, user, item, ...)`
+  (record_answer's parts, for callers that grade in between),
+  `record_explanation(session, user, review_id, text, *, now=None)`,
   `record_self_assessment(session, user, skill_id, level, *, note=None, now=None)`,
   `open_item(session, user, item_id, *, problem=None, now=None)`,
   `get_open_item(session, user)`, `close_open_item(session, user)`.

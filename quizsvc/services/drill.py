@@ -34,10 +34,13 @@ from quizsvc.services import InvalidInput, NotFound, resolve_now
 from quizsvc.services.messages import LocalizedConflict, LocalizedInvalidInput
 from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import (
+    check_key,
+    find_answer,
     get_open_item,
+    lock_learner,
     open_item,
-    record_answer,
     record_explanation,
+    store_answer,
 )
 from quizsvc.services.settings import load_settings
 
@@ -252,6 +255,8 @@ def current_step(
     session: Session, user: User, now: datetime | None = None
 ) -> DrillStep:
     """Return what the drill shows now, opening the next queued item if needed."""
+    # Two devices asking at once must not both open an item.
+    lock_learner(session, user)
     now = resolve_now(now)
     already_open = open_step(session, user, now)
     if already_open is not None:
@@ -264,7 +269,9 @@ def current_step(
     if not queue:
         return Done(next_due=_next_due(session, user), reviewed_today=done_today)
     entry = queue[0]
-    question = question_of(session.get(Item, entry.item_id))
+    # Held here so that opening and describing it find it in the session.
+    item = session.get(Item, entry.item_id)
+    question = question_of(item)
     problem_ref: dict[str, Any] = {}
     if question.type == "generated":
         problem_ref = {
@@ -363,10 +370,10 @@ def _verdict_for(
     rating: str | None,
     two_button: bool,
 ):
-    """Grade an answer: (GradedAnswer or None, self-rating or None, verdict, extras)."""
+    """Grade an answer: (GradedAnswer or None, Rating or None, verdict, extras)."""
     if question.type == "recall":
         try:
-            scheduling.rate_recall(rating or "", two_button=two_button)
+            parsed = scheduling.rate_recall(rating or "", two_button=two_button)
         except ValueError:
             if two_button:
                 raise LocalizedInvalidInput(
@@ -376,7 +383,7 @@ def _verdict_for(
                 "请给自己打分:忘了、困难、记得或简单。",
                 "Rate yourself: again, hard, good or easy.",
             ) from None
-        return None, rating, {"type": "recall", "self_rating": rating.lower()}, {}
+        return None, parsed, {"type": "recall", "self_rating": rating.lower()}, {}
     if answer is None or answer == "" or answer == {}:
         raise AnswerFormatError(
             [{"zh-CN": "请先填写答案。", "en": "Type an answer first."}]
@@ -440,20 +447,17 @@ def submit_answer(
     now: datetime | None = None,
 ) -> Submission:
     """Grade and record an answer to the open item (a repeated key replays)."""
-    now = resolve_now(now)
-    if idempotency_key is not None:
-        first = session.scalar(
-            select(Review).where(
-                Review.user_id == user.id, Review.idempotency_key == idempotency_key
+    key = check_key(idempotency_key)
+    # One request of the learner at a time: a racing retry waits here, then
+    # finds the first answer under its key; a second device finds the item closed.
+    lock_learner(session, user)
+    if key is not None and (first := find_answer(session, user, key)) is not None:
+        if first.item_id != item_id:
+            raise LocalizedConflict(
+                "这个幂等键已用于另一道题。",
+                "This idempotency key was used for another item.",
             )
-        )
-        if first is not None:
-            if first.item_id != item_id:
-                raise LocalizedConflict(
-                    "这个幂等键已用于另一道题。",
-                    "This idempotency key was used for another item.",
-                )
-            return _replay(first)
+        return _replay(first)
     opened = get_open_item(session, user)
     if opened is None or opened.item_id != item_id:
         raise LocalizedConflict(
@@ -466,10 +470,10 @@ def submit_answer(
     graded, self_rating, verdict, extras = _verdict_for(
         question, opened, answer, rating, settings.two_button_mode
     )
-    result = record_answer(
+    review = store_answer(
         session,
         user,
-        item_id,
+        item,
         graded=graded,
         self_rating=self_rating,
         duration_ms=duration_ms,
@@ -478,16 +482,16 @@ def submit_answer(
         problem_seed=extras.get("problem_seed"),
         problem_level=extras.get("problem_level"),
         misconception=extras.get("misconception"),
-        idempotency_key=idempotency_key,
+        idempotency_key=key,
+        settings=settings,
         now=now,
     )
-    review = session.get(Review, result.review_id)
     return Submission(
         review=review,
         question=question,
         verdict=verdict,
-        replayed=result.replayed,
-        next_due=result.due,
+        replayed=False,
+        next_due=review.due_after,
         problem=extras.get("problem"),
         grading_verdict=extras.get("grading_verdict"),
     )
@@ -542,6 +546,7 @@ def explain(
             f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
             "the answer was wrong.",
         )
+    lock_learner(session, user)
     review = review_of(session, user, review_id)
     if review.correct:
         raise LocalizedConflict(

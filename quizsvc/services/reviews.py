@@ -3,19 +3,25 @@
 `record_answer` is the heart of it: in one transaction it appends the review,
 moves the card to its next FSRS state and honours the client's idempotency key.
 A retry that carries a key already stored returns the first result and stores
-nothing new, even when the two requests race (the unique key constraint and a
-savepoint settle it).
+nothing new.
+
+Concurrency: everything that changes a learner's drill (answers, the open item,
+explanations) first takes that learner's lock (`lock_learner`), held until the
+transaction ends. Requests of one learner (a phone and a laptop, a retry and its
+original) therefore run one after the other: the second sees what the first
+stored, so a key is looked up once, an open item takes one answer, and review
+times follow the order in which cards were updated.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from quizsvc import scheduling
 from quizsvc.models import (
@@ -33,6 +39,9 @@ from quizsvc.services import Conflict, InvalidInput, NotFound, resolve_now
 from quizsvc.services.parameters import current_parameters
 from quizsvc.services.settings import load_settings
 
+if TYPE_CHECKING:
+    from quizsvc.models import LearnerSettings
+
 MAX_ANSWER_CHARS = 10_000
 MAX_EXPLANATION_CHARS = 4_000
 MAX_NOTE_CHARS = 2_000
@@ -41,41 +50,58 @@ MAX_DURATION_MS = 24 * 60 * 60 * 1000
 # The learner's "usual" time on an item type: the median of this many of their
 # latest right answers of that type.
 TYPICAL_DURATION_WINDOW = 50
+# The first key of PostgreSQL's two-key advisory locks that serialize one
+# learner's drill ("drll"); the second key is the user id.
+LEARNER_LOCK_SPACE = 0x64726C6C
 
 
 @dataclass(frozen=True)
 class RecordResult:
-    """The stored review and the card's new schedule."""
+    """The stored review (which carries the card's new schedule)."""
 
-    review_id: int
-    card_id: int
-    item_id: str
-    rating: int
-    correct: bool
-    reviewed_at: datetime
-    state: int
-    due: datetime
-    stability: float | None
-    difficulty: float | None
+    review: Review
     # True when this answers a retry: the review was stored by an earlier call.
     replayed: bool = False
 
-    @classmethod
-    def of(cls, review: Review, *, replayed: bool) -> RecordResult:
-        """Describe a stored review."""
-        return cls(
-            review_id=review.id,
-            card_id=review.card_id,
-            item_id=review.item_id,
-            rating=review.rating,
-            correct=review.correct,
-            reviewed_at=review.reviewed_at,
-            state=review.state_after,
-            due=review.due_after,
-            stability=review.stability_after,
-            difficulty=review.difficulty_after,
-            replayed=replayed,
-        )
+    @property
+    def review_id(self) -> int:
+        return self.review.id
+
+    @property
+    def card_id(self) -> int:
+        return self.review.card_id
+
+    @property
+    def item_id(self) -> str:
+        return self.review.item_id
+
+    @property
+    def rating(self) -> int:
+        return self.review.rating
+
+    @property
+    def correct(self) -> bool:
+        return self.review.correct
+
+    @property
+    def reviewed_at(self) -> datetime:
+        return self.review.reviewed_at
+
+    @property
+    def state(self) -> int:
+        return self.review.state_after
+
+    @property
+    def due(self) -> datetime:
+        return self.review.due_after
+
+    @property
+    def stability(self) -> float | None:
+        return self.review.stability_after
+
+    @property
+    def difficulty(self) -> float | None:
+        return self.review.difficulty_after
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable form (times in ISO 8601, UTC)."""
@@ -101,7 +127,7 @@ def record_answer(
     item_id: str,
     *,
     graded: scheduling.GradedAnswer | None = None,
-    self_rating: str | None = None,
+    self_rating: str | scheduling.Rating | None = None,
     duration_ms: int | None = None,
     answer_text: str | None = None,
     problem_kind: str | None = None,
@@ -117,8 +143,77 @@ def record_answer(
     pass the learner's `self_rating` ("again"/"hard"/"good"/"easy", or
     "pass"/"fail" in two-button mode).
     """
-    now = resolve_now(now)
-    key = _check_key(idempotency_key)
+    key = check_key(idempotency_key)
+    lock_learner(session, user)
+    if key is not None and (first := find_answer(session, user, key)) is not None:
+        return _replay(first, item_id)
+    item = session.get(Item, item_id)
+    if item is None:
+        raise NotFound(f"no item {item_id!r}")
+    review = store_answer(
+        session,
+        user,
+        item,
+        graded=graded,
+        self_rating=self_rating,
+        duration_ms=duration_ms,
+        answer_text=answer_text,
+        problem_kind=problem_kind,
+        problem_seed=problem_seed,
+        problem_level=problem_level,
+        misconception=misconception,
+        idempotency_key=key,
+        now=now,
+    )
+    return RecordResult(review)
+
+
+def lock_learner(session: Session, user: User) -> None:
+    """Hold the learner's drill lock until this transaction ends (re-entrant).
+
+    On SQLite every transaction already holds the database's write lock from
+    its BEGIN IMMEDIATE; on PostgreSQL a transaction-scoped advisory lock per
+    learner makes that learner's requests wait for each other, and nobody else.
+    """
+    connection = session.connection()
+    transaction = session.get_transaction()
+    held = session.info.get("learner_lock")
+    if held is not None and held[0] is transaction and held[1] == user.id:
+        return
+    if connection.dialect.name == "postgresql":
+        session.execute(select(func.pg_advisory_xact_lock(LEARNER_LOCK_SPACE, user.id)))
+    session.info["learner_lock"] = (transaction, user.id)
+
+
+def find_answer(session: Session, user: User, key: str) -> Review | None:
+    """The learner's review stored under an idempotency key (hold their lock)."""
+    return session.scalar(
+        select(Review).where(Review.user_id == user.id, Review.idempotency_key == key)
+    )
+
+
+def store_answer(
+    session: Session,
+    user: User,
+    item: Item,
+    *,
+    graded: scheduling.GradedAnswer | None = None,
+    self_rating: str | scheduling.Rating | None = None,
+    duration_ms: int | None = None,
+    answer_text: str | None = None,
+    problem_kind: str | None = None,
+    problem_seed: int | None = None,
+    problem_level: int | None = None,
+    misconception: str | None = None,
+    idempotency_key: str | None = None,
+    settings: LearnerSettings | None = None,
+    now: datetime | None = None,
+) -> Review:
+    """Append a new answer and reschedule its card (`record_answer` without replay).
+
+    The caller holds the learner's lock (`lock_learner`) and has found no review
+    under the key (`find_answer`); `settings` saves reading them again.
+    """
     _check_fields(
         duration_ms,
         answer_text,
@@ -127,19 +222,19 @@ def record_answer(
         problem_level,
         misconception,
     )
-    if key is not None and (first := _find_by_key(session, user, key)) is not None:
-        return _replay(first, item_id)
-    item = session.get(Item, item_id)
-    if item is None:
-        raise NotFound(f"no item {item_id!r}")
-    settings = load_settings(session, user)
+    if settings is None:
+        settings = load_settings(session, user)
     rating, source, correct, score, hint_used = _rate(
         session, user, item, graded, self_rating, duration_ms, settings.two_button_mode
     )
-    card = _lock_card(session, user, item_id, now)
-    # Waiting for the card's lock may have let a racing retry commit first.
-    if key is not None and (first := _find_by_key(session, user, key)) is not None:
-        return _replay(first, item_id)
+    # The time is taken under the learner's lock, so review times follow the
+    # order in which cards are updated.
+    moment = resolve_now(now)
+    card = _lock_card(session, user, item.id, moment)
+    if now is None and card.last_review is not None and card.last_review > moment:
+        # Another machine's clock ran ahead of this one: keep the log in order.
+        moment = card.last_review
+    now = moment
     before = _card_state(card)
     after = scheduling.review_card(
         before,
@@ -149,9 +244,10 @@ def record_answer(
         desired_retention=settings.desired_retention,
         seed=scheduling.fuzz_seed(card.id, card.reps),
     )
+    _apply(card, after, now)
     review = Review(
         user_id=user.id,
-        item_id=item_id,
+        item_id=item.id,
         card_id=card.id,
         reviewed_at=now,
         rating=int(rating),
@@ -165,27 +261,22 @@ def record_answer(
         problem_seed=problem_seed,
         problem_level=problem_level,
         misconception=misconception,
-        idempotency_key=key,
+        idempotency_key=idempotency_key,
         state_before=before.state,
         state_after=after.state,
         stability_after=after.stability,
         difficulty_after=after.difficulty,
         due_after=after.due,
+        # A new review has no explanation; saying so spares a lazy load.
+        explanation=None,
     )
-    try:
-        with session.begin_nested():
-            _apply(card, after, now)
-            session.add(review)
-    except IntegrityError:
-        # Only a concurrent request with the same key can collide here.
-        if key is None or (first := _find_by_key(session, user, key)) is None:
-            raise
-        return _replay(first, item_id)
-    _close_if_open(session, user, item_id)
-    return RecordResult.of(review, replayed=False)
+    session.add(review)
+    _close_if_open(session, user, item.id)
+    return review
 
 
-def _check_key(key: str | None) -> str | None:
+def check_key(key: str | None) -> str | None:
+    """Return the idempotency key trimmed, refusing an empty or unprintable one."""
     if key is None:
         return None
     key = key.strip()
@@ -236,19 +327,13 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _find_by_key(session: Session, user: User, key: str) -> Review | None:
-    return session.scalar(
-        select(Review).where(Review.user_id == user.id, Review.idempotency_key == key)
-    )
-
-
 def _replay(first: Review, item_id: str) -> RecordResult:
     if first.item_id != item_id:
         raise Conflict(
             f"idempotency key already used for item {first.item_id!r}, "
             f"not {item_id!r}: send a new key for a new answer"
         )
-    return RecordResult.of(first, replayed=True)
+    return RecordResult(first, replayed=True)
 
 
 def _rate(
@@ -256,7 +341,7 @@ def _rate(
     user: User,
     item: Item,
     graded: scheduling.GradedAnswer | None,
-    self_rating: str | None,
+    self_rating: str | scheduling.Rating | None,
     duration_ms: int | None,
     two_button: bool,
 ) -> tuple[scheduling.Rating, str, bool, float | None, bool]:
@@ -264,10 +349,13 @@ def _rate(
     if item.type == "recall":
         if self_rating is None or graded is not None:
             raise InvalidInput("a recall item is rated by the learner (self_rating)")
-        try:
-            rating = scheduling.rate_recall(self_rating, two_button=two_button)
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
+        if isinstance(self_rating, scheduling.Rating):
+            rating = self_rating  # parsed by the caller already
+        else:
+            try:
+                rating = scheduling.rate_recall(self_rating, two_button=two_button)
+            except ValueError as exc:
+                raise InvalidInput(str(exc)) from None
         return rating, "learner", rating > scheduling.Rating.AGAIN, None, False
     if graded is None or self_rating is not None:
         raise InvalidInput(f"a {item.type} item is graded: pass the graded answer")
@@ -304,26 +392,20 @@ def _lock_card(session: Session, user: User, item_id: str, now: datetime) -> Car
         .execution_options(populate_existing=True)
     )
     card = session.scalar(query)
-    if card is not None:
-        return card
-    card = Card(
-        user_id=user.id,
-        item_id=item_id,
-        state=STATE_NEW,
-        due=now,
-        reps=0,
-        lapses=0,
-        created_at=now,
-        updated_at=now,
-    )
-    try:
-        with session.begin_nested():
-            session.add(card)
-    except IntegrityError:
-        # Another request created it first; use theirs.
-        card = session.scalar(query)
-        if card is None:
-            raise
+    if card is None:
+        # No race to lose: the learner's lock is held.
+        card = Card(
+            user_id=user.id,
+            item_id=item_id,
+            state=STATE_NEW,
+            due=now,
+            reps=0,
+            lapses=0,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(card)
+        session.flush()
     return card
 
 
@@ -369,6 +451,7 @@ def record_explanation(
 ) -> Explanation:
     """Store (or rewrite) the learner's explanation of one of their wrong answers."""
     now = resolve_now(now)
+    lock_learner(session, user)
     review = session.get(Review, review_id)
     if review is None or review.user_id != user.id:
         raise NotFound(f"no review {review_id} of yours")
@@ -389,6 +472,10 @@ def record_explanation(
             updated_at=now,
         )
         session.add(explanation)
+        # Link it in memory too (a rewrite in this session must find it) without
+        # touching the append-only review.
+        set_committed_value(review, "explanation", explanation)
+        set_committed_value(explanation, "review", review)
     else:
         explanation.body, explanation.updated_at = body, now
     session.flush()
@@ -436,6 +523,7 @@ def open_item(
 ) -> OpenItem:
     """Mark an item as open in the learner's drill (replacing any open one)."""
     _check_fields(None, None, problem_kind, problem_seed, problem_level, None)
+    lock_learner(session, user)
     item = session.get(Item, item_id)
     if item is None or item.retired_at is not None:
         raise NotFound(f"no item {item_id!r}")
@@ -454,11 +542,14 @@ def open_item(
 
 def get_open_item(session: Session, user: User) -> OpenItem | None:
     """Return the item the learner has open in a drill, if any."""
-    return session.get(OpenItem, user.id)
+    # Read afresh: another request of the learner may have answered it since
+    # this session last looked.
+    return session.get(OpenItem, user.id, populate_existing=True)
 
 
 def close_open_item(session: Session, user: User) -> bool:
     """Close the learner's open item; return whether one was open."""
+    lock_learner(session, user)
     opened = session.get(OpenItem, user.id)
     if opened is None:
         return False

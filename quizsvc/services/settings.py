@@ -42,7 +42,25 @@ def _defaults(user: User) -> LearnerSettings:
 
 def load_settings(session: Session, user: User) -> LearnerSettings:
     """Return the learner's settings, or unsaved defaults when none are stored."""
-    return session.get(LearnerSettings, user.id) or _defaults(user)
+    known = _known_settings(session)
+    if user.id not in known:
+        known[user.id] = session.get(LearnerSettings, user.id) or _defaults(user)
+    return known[user.id]
+
+
+def _known_settings(session: Session) -> dict[int, LearnerSettings]:
+    """Settings already read in this transaction, by user id.
+
+    A request reads them in several places (language, queue, day, rating); the
+    session's identity map forgets an object nobody holds, and never remembers
+    that a learner has none stored, so each read would be a query again.
+    """
+    session.connection()  # begins the transaction if it has not begun yet
+    transaction = session.get_transaction()
+    cached = session.info.get("learner_settings")
+    if cached is None or cached[0] is not transaction:
+        cached = session.info["learner_settings"] = (transaction, {})
+    return cached[1]
 
 
 def get_or_create_settings(
@@ -55,6 +73,7 @@ def get_or_create_settings(
         settings.updated_at = resolve_now(now)
         session.add(settings)
         session.flush()
+    _known_settings(session)[user.id] = settings
     return settings
 
 

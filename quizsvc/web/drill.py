@@ -10,7 +10,6 @@ from typing import Any
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user, login_required
-from sqlalchemy import select
 
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems
@@ -21,6 +20,7 @@ from quizsvc.i18n import current_language
 from quizsvc.models import Review
 from quizsvc.services import NotFound, ServiceError, drill
 from quizsvc.services.queue import build_daily_queue
+from quizsvc.services.reviews import find_answer
 from quizsvc.services.settings import load_settings
 from quizsvc.web.answers import collect_answers, typed_values
 
@@ -151,17 +151,12 @@ def answer():
     key = request.form.get("idempotency_key") or None
     if key is not None and len(key) > 128:
         abort(400, description=_("The form was altered; reload the page."))
-    if key is not None:
-        replay = session.scalar(
-            select(Review.id).where(
-                Review.user_id == user.id, Review.idempotency_key == key
-            )
-        )
-        if replay is not None:
-            # A double submit (or a retry after a lost response): show the first.
-            return redirect(url_for("drill.result", review_id=replay))
     step = _current_open_item()
     if step is None or step.item.id != item_id:
+        first = find_answer(session, user, key) if key is not None else None
+        if first is not None:
+            # A double submit (or a retry after a lost response): show the first.
+            return redirect(url_for("drill.result", review_id=first.id))
         flash(_("That item is no longer open; here is your drill."), "info")
         return redirect(url_for("drill.drill_page"))
     rating = request.form.get("rating") or None

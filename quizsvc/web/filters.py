@@ -8,7 +8,9 @@ from zoneinfo import ZoneInfo
 
 from flask import Flask
 from flask_login import current_user
+from markupsafe import Markup
 
+from quizsvc.bank.markup import math_html
 from quizsvc.formatting import format_number
 from quizsvc.i18n import localized
 
@@ -52,9 +54,17 @@ def misconception_text(name: str) -> str:
     return localized(text) if isinstance(text, dict) else str(text)
 
 
+def render_math(text) -> Markup:
+    """Show a bank text with its caret powers set as superscripts (escaped)."""
+    if text is None:
+        return Markup("")
+    return Markup(math_html(str(text)))
+
+
 def init_app(app: Flask) -> None:
     """Register the filters and globals."""
     app.add_template_filter(format_number, "matrix_cell")
     app.add_template_filter(answer_cell, "answer_cell")
     app.add_template_filter(local_datetime, "local_datetime")
+    app.add_template_filter(render_math, "math")
     app.add_template_global(misconception_text, "misconception_text")

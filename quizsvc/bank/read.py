@@ -1,69 +1,38 @@
-"""The question bank: lessons, skills, notes and questions read from TOML files.
-
-The bank lives in ``questions/``, one folder per lesson: ``lesson.toml`` holds the
-lesson, its skills and its notes; every other ``*.toml`` file in the folder holds
-``[[questions]]``. ``questions/README.md`` documents the format for authors.
-
-`load` returns a frozen `Bank` or raises `BankError`; `validate` returns the same
-problems as a list of `Problem(path, line, message)`. `check_answer` grades a
-typed answer to a choice, numeric, cloze or ordering question.
-
-Pure standard library and NumPy (plus the other pure core modules): the
-database sync and the web drill build on this, never the other way round.
-"""
+"""Reading the bank's TOML files and reporting every problem with its line."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import random
 import re
 import tomllib
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from quizsvc.parsing import normalize_text
-
-__all__ = [
-    "CHECKABLE_TYPES",
-    "DEFAULT_PATH",
-    "LANGUAGES",
-    "QUESTION_TYPES",
-    "SELF_ASSESSMENT_SCALE",
-    "AnswerCheck",
-    "Bank",
-    "BankError",
-    "Lesson",
-    "Note",
-    "Problem",
-    "Question",
-    "Skill",
-    "canonical_answer",
-    "check_answer",
-    "display_path",
-    "format_answer",
-    "load",
-    "presented_steps",
-    "validate",
-]
-
-LANGUAGES = ("zh-CN", "en")
-QUESTION_TYPES = ("choice", "numeric", "cloze", "recall", "ordering", "generated")
-CHECKABLE_TYPES = ("choice", "numeric", "cloze", "ordering")
-DIFFICULTIES = (1, 2, 3)
-DEFAULT_PATH = Path(__file__).resolve().parents[1] / "questions"
-LESSON_FILE = "lesson.toml"
-
-SELF_ASSESSMENT_SCALE: tuple[dict[str, Any], ...] = (
-    {"level": 0, "zh-CN": "还不会", "en": "not yet"},
-    {"level": 1, "zh-CN": "看着资料能做", "en": "with notes"},
-    {"level": 2, "zh-CN": "闭卷能做", "en": "closed-book"},
-    {"level": 3, "zh-CN": "能讲给别人听", "en": "can teach it"},
+from quizsvc.bank.lint import (
+    cloze_answer_in_prompt,
+    guessable_choice,
+    math_markup,
+    mistakes_within_tolerance,
+    punctuation,
+)
+from quizsvc.bank.locate import Locator
+from quizsvc.bank.model import (
+    DEFAULT_PATH,
+    DIFFICULTIES,
+    LANGUAGES,
+    LESSON_FILE,
+    QUESTION_TYPES,
+    Bank,
+    BankError,
+    Lesson,
+    Note,
+    Problem,
+    Question,
+    Skill,
+    content_hash,
+    is_number,
 )
 
 # The engine quantities a numeric answer may be recomputed from, with the number
@@ -84,340 +53,25 @@ _BLANK = "___"
 
 
 # --------------------------------------------------------------------------
-# The loaded objects
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with the bank, located as a person would look for it."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
-
-
-class BankError(ValueError):
-    """The bank is invalid; `problems` lists every `Problem` found."""
-
-    def __init__(self, problems: Sequence[Problem]):
-        self.problems = list(problems)
-        shown = "\n".join(str(p) for p in self.problems[:20])
-        more = len(self.problems) - 20
-        suffix = f"\n… and {more} more" if more > 0 else ""
-        super().__init__(
-            f"the question bank has {len(self.problems)} problem(s):\n{shown}{suffix}"
-        )
-
-
-@dataclass(frozen=True)
-class Lesson:
-    """A lesson: its number, title, summary, prerequisites and skills."""
-
-    id: str
-    number: int
-    title: dict
-    summary: dict
-    prerequisites: tuple[str, ...]
-    skill_ids: tuple[str, ...]
-    # Titles of the prerequisites (lesson id → {"zh-CN", "en"}), so a lesson that
-    # is not in this bank yet can still be named to the learner.
-    prerequisite_titles: dict = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Skill:
-    """A can-do statement learners rate themselves on (`SELF_ASSESSMENT_SCALE`)."""
-
-    id: str
-    lesson_id: str
-    order: int
-    title: dict
-    can_do: dict
-
-
-@dataclass(frozen=True)
-class Note:
-    """A short lesson note on one idea, reopened after an explained wrong answer."""
-
-    id: str
-    lesson_id: str
-    title: dict
-    body: dict
-
-
-@dataclass(frozen=True)
-class Question:
-    """One question of the bank; `data` holds the fields of its type."""
-
-    id: str
-    lesson_id: str
-    type: str
-    skills: tuple[str, ...]
-    prompt: dict
-    explanation: dict
-    lesson_note: str
-    difficulty: int | None
-    data: dict
-    content_hash: str
-
-    def public_dict(self, lang: str | None = None) -> dict[str, Any]:
-        """Return what a learner may see before answering (never the answer)."""
-        public: dict[str, Any] = {
-            "id": self.id,
-            "lesson_id": self.lesson_id,
-            "type": self.type,
-            "skills": list(self.skills),
-            "difficulty": self.difficulty,
-            "prompt": _pick(self.prompt, lang),
-        }
-        if self.type == "choice":
-            public["multiple"] = self.data["multiple"]
-            public["options"] = [
-                {"id": option["id"], "text": _pick(option["text"], lang)}
-                for option in self.data["options"]
-            ]
-        elif self.type == "numeric":
-            public["tolerance"] = self.data["tolerance"]
-        elif self.type == "ordering":
-            public["steps"] = [
-                {"id": step["id"], "text": _pick(step["text"], lang)}
-                for step in presented_steps(self)
-            ]
-        elif self.type == "generated":
-            public["kind"] = self.data["kind"]
-            public["level"] = self.data["level"]
-        return public
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return every field, JSON-serializable (±inf in inputs as strings)."""
-        return {
-            "id": self.id,
-            "lesson_id": self.lesson_id,
-            "type": self.type,
-            "skills": list(self.skills),
-            "prompt": dict(self.prompt),
-            "explanation": dict(self.explanation),
-            "lesson_note": self.lesson_note,
-            "difficulty": self.difficulty,
-            "data": _json_safe(self.data),
-            "content_hash": self.content_hash,
-        }
-
-
-@dataclass(frozen=True)
-class Bank:
-    """Every lesson, skill, note and question, each dict in file order."""
-
-    lessons: dict[str, Lesson]
-    skills: dict[str, Skill]
-    notes: dict[str, Note]
-    questions: dict[str, Question]
-    # Ids of questions removed from the bank; they may never be used again.
-    retired_ids: frozenset[str] = frozenset()
-
-    def questions_for_skill(self, skill_id: str) -> tuple[Question, ...]:
-        """Return the questions that practise `skill_id`, in file order."""
-        return tuple(q for q in self.questions.values() if skill_id in q.skills)
-
-    def counts_by_type(self) -> dict[str, int]:
-        """Return how many questions of each type the bank holds (all types)."""
-        counts = dict.fromkeys(QUESTION_TYPES, 0)
-        for question in self.questions.values():
-            counts[question.type] += 1
-        return counts
-
-
-@dataclass(frozen=True)
-class AnswerCheck:
-    """The verdict on a typed answer: right or not, a score, and why."""
-
-    correct: bool
-    score: float
-    expected: str
-    detail: dict
-
-
-def _pick(text: dict, lang: str | None) -> Any:
-    if lang is None:
-        return dict(text)
-    return text.get(lang) or text["zh-CN"]
-
-
-def _json_safe(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value
-
-
-def _content_hash(fields: dict[str, Any]) -> str:
-    canonical = json.dumps(
-        _json_safe(fields), sort_keys=True, ensure_ascii=False, separators=(",", ":")
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def presented_steps(question: Question) -> list[dict]:
-    """Return an ordering question's steps in the (never solved) order shown."""
-    steps = list(question.data["steps"])
-    if len(steps) < 2:
-        return steps
-    # Seeded by the id, so a learner sees the same scramble on every device.
-    seed = int(hashlib.sha256(question.id.encode("utf-8")).hexdigest()[:16], 16)
-    shuffled = steps[:]
-    random.Random(seed).shuffle(shuffled)
-    if shuffled == steps:
-        shuffled = shuffled[1:] + shuffled[:1]
-    return shuffled
-
-
-# --------------------------------------------------------------------------
-# Finding the line of a key: tomllib reports lines only for syntax errors.
-
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-
-
-class _Locator:
-    """Map a key path such as ("questions", 3, "options", 1, "why") to a line."""
-
-    def __init__(self, text: str):
-        self.lines = text.splitlines()
-        # Lines inside a multi-line string are text, never keys or headers, even
-        # when a note's paragraph starts with "[Tq, Tk]" or "id =".
-        self.in_string = _lines_inside_multiline_strings(self.lines)
-
-    def _headers(self, start: int, stop: int) -> list[tuple[int, str, bool]]:
-        found = []
-        for number in range(start, stop):
-            line = self.lines[number]
-            match = None if number in self.in_string else _HEADER.match(line)
-            if match:
-                is_array = line.lstrip().startswith("[[")
-                name = re.sub(r"\s*\.\s*", ".", match.group(1)).replace('"', "")
-                found.append((number, name, is_array))
-        return found
-
-    def line(self, path: Sequence[str | int]) -> int:
-        """Return the 1-based line that best matches `path` (1 if unknown)."""
-        start, stop, prefix, best = 0, len(self.lines), "", 0
-        index = 0
-        while index < len(path):
-            key = path[index]
-            following = path[index + 1] if index + 1 < len(path) else None
-            name = f"{prefix}.{key}" if prefix else str(key)
-            if isinstance(following, int):
-                headers = [
-                    h for h in self._headers(start, stop) if h[2] and h[1] == name
-                ]
-                if following < len(headers):
-                    header_line = headers[following][0]
-                    stop = self._block_end(header_line, stop, name)
-                    start, best, prefix = header_line, header_line, name
-                    index += 2
-                    if index == len(path):
-                        # A whole entry: its id line is where people look.
-                        id_line = self._key_line("id", start, stop)
-                        return (id_line if id_line is not None else best) + 1
-                    continue
-                # Inline arrays: point at the key itself.
-                found = self._key_line(str(key), start, stop)
-                return (found if found is not None else best) + 1
-            sub_table = [
-                h for h in self._headers(start, stop) if not h[2] and h[1] == name
-            ]
-            if sub_table:
-                header_line = sub_table[0][0]
-                stop = self._block_end(header_line, stop, name)
-                start, best, prefix = header_line, header_line, name
-                index += 1
-                continue
-            found = self._key_line(str(key), start, stop, following)
-            if found is None:
-                # No `key = …` line: the key may be an array of [[tables]].
-                arrays = [
-                    h for h in self._headers(start, stop) if h[2] and h[1] == name
-                ]
-                found = arrays[0][0] if arrays else None
-            return (found if found is not None else best) + 1
-        return best + 1
-
-    def _block_end(self, header_line: int, stop: int, name: str) -> int:
-        for number, other, _ in self._headers(header_line + 1, stop):
-            if not other.startswith(name + "."):
-                return number
-        return stop
-
-    def _key_line(
-        self, key: str, start: int, stop: int, subkey: Any = None
-    ) -> int | None:
-        quoted = rf'(?:{re.escape(key)}|"{re.escape(key)}")'
-        if isinstance(subkey, str):
-            dotted = re.compile(
-                rf'^\s*{quoted}\s*\.\s*(?:{re.escape(subkey)}|"{re.escape(subkey)}")'
-                r"\s*="
-            )
-            for number in range(start, stop):
-                if number not in self.in_string and dotted.match(self.lines[number]):
-                    return number
-        plain = re.compile(rf"^\s*{quoted}\s*[.=]")
-        for number in range(start, stop):
-            line = self.lines[number]
-            if number in self.in_string:
-                continue
-            if _HEADER.match(line) and number != start:
-                # A key after a sub-table header belongs to that sub-table.
-                break
-            if plain.match(line):
-                return number
-        return None
-
-
-def _lines_inside_multiline_strings(lines: Sequence[str]) -> set[int]:
-    """Return the numbers of the lines that begin inside a triple-quoted string."""
-    inside: set[int] = set()
-    delimiter: str | None = None
-    for number, line in enumerate(lines):
-        if delimiter is not None:
-            inside.add(number)
-        position = 0
-        while True:
-            if delimiter is None:
-                found = [
-                    (line.find(d, position), d)
-                    for d in ('"""', "'''")
-                    if line.find(d, position) >= 0
-                ]
-                if not found:
-                    break
-                position, delimiter = min(found)
-                position += 3
-            else:
-                end = line.find(delimiter, position)
-                if end < 0:
-                    break
-                position, delimiter = end + 3, None
-    return inside
-
-
-# --------------------------------------------------------------------------
 # Reading and checking one file
 
 
 class _File:
     """One TOML file being read: its display path, parsed data and problems."""
 
-    def __init__(self, path: Path, display: str, problems: list[Problem]):
+    def __init__(
+        self,
+        path: Path,
+        display: str,
+        problems: list[Problem],
+        warnings: list[Problem] | None = None,
+    ):
         self.path = path
         self.display = display
         self.problems = problems
+        self.warnings = warnings if warnings is not None else []
         self.data: dict[str, Any] | None = None
-        self.locator = _Locator("")
+        self.locator = Locator("")
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as exc:
@@ -426,7 +80,7 @@ class _File:
         except OSError as exc:
             self.report_line(1, f"cannot read the file: {exc.strerror}")
             return
-        self.locator = _Locator(text)
+        self.locator = Locator(text)
         try:
             self.data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -440,6 +94,10 @@ class _File:
 
     def report_line(self, line: int, message: str) -> None:
         self.problems.append(Problem(self.display, line, message))
+
+    def warn(self, where: Sequence[str | int], message: str) -> None:
+        """Note a cue or a doubt that does not make the bank invalid."""
+        self.warnings.append(Problem(self.display, self.line(where), message))
 
     def report(self, where: Sequence[str | int], message: str) -> None:
         self.report_line(self.locator.line(where), message)
@@ -511,7 +169,11 @@ class _File:
                 ok = False
         if not ok:
             return None
-        return {language: value[language].strip() for language in LANGUAGES}
+        texts = {language: value[language].strip() for language in LANGUAGES}
+        for language, text in texts.items():
+            for message in punctuation(text, language) + math_markup(text):
+                self.report((*where, language), f"{label}.{language}: {message}")
+        return texts
 
     def string_list(self, table: dict, key: str, where: tuple) -> list[str] | None:
         value = table.get(key)
@@ -534,15 +196,13 @@ class _File:
         return value
 
 
-# --------------------------------------------------------------------------
-# Reading a whole bank
-
 
 @dataclass
 class _Draft:
     """Everything read so far, with where each id was defined (for messages)."""
 
     problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
     lessons: dict[str, Lesson] = field(default_factory=dict)
     skills: dict[str, Skill] = field(default_factory=dict)
     notes: dict[str, Note] = field(default_factory=dict)
@@ -591,19 +251,24 @@ def validate(path: str | Path = DEFAULT_PATH) -> list[Problem]:
     return _read(Path(path))[1]
 
 
+def lint(path: str | Path = DEFAULT_PATH) -> list[Problem]:
+    """Return the warnings about the bank at `path`: cues that let learners guess."""
+    return _read(Path(path))[2]
+
+
 def load(path: str | Path = DEFAULT_PATH) -> Bank:
     """Load the bank at `path` (the questions/ folder or one lesson folder)."""
-    bank, problems = _read(Path(path))
+    bank, problems, _ = _read(Path(path))
     if problems:
         raise BankError(problems)
     return bank
 
 
-def _read(root: Path) -> tuple[Bank, list[Problem]]:
+def _read(root: Path) -> tuple[Bank, list[Problem], list[Problem]]:
     draft = _Draft()
     if not root.is_dir():
         draft.problems.append(Problem(display_path(root), 1, "no such folder"))
-        return _empty_bank(), draft.problems
+        return _empty_bank(), draft.problems, draft.warnings
     folders = _lesson_folders(root, draft)
     if not folders and not draft.problems:
         draft.problems.append(
@@ -623,7 +288,7 @@ def _read(root: Path) -> tuple[Bank, list[Problem]]:
         questions=draft.questions,
         retired_ids=frozenset(draft.retired),
     )
-    return bank, draft.problems
+    return bank, draft.problems, draft.warnings
 
 
 def _empty_bank() -> Bank:
@@ -632,7 +297,10 @@ def _empty_bank() -> Bank:
 
 def _read_lesson_folder(folder: Path, draft: _Draft) -> None:
     lesson_file = _File(
-        folder / LESSON_FILE, display_path(folder / LESSON_FILE), draft.problems
+        folder / LESSON_FILE,
+        display_path(folder / LESSON_FILE),
+        draft.problems,
+        draft.warnings,
     )
     if lesson_file.data is None:
         return
@@ -642,7 +310,9 @@ def _read_lesson_folder(folder: Path, draft: _Draft) -> None:
     files = [lesson_file]
     for path in sorted(folder.glob("*.toml")):
         if path.name != LESSON_FILE:
-            question_file = _File(path, display_path(path), draft.problems)
+            question_file = _File(
+                path, display_path(path), draft.problems, draft.warnings
+            )
             if question_file.data is not None:
                 question_file.keys(question_file.data, {"questions"}, ())
                 files.append(question_file)
@@ -856,7 +526,7 @@ def _read_question(
         "data": data,
     }
     draft.questions[question_id] = Question(
-        **fields, content_hash=_content_hash(fields)
+        **fields, content_hash=content_hash(fields)
     )
 
 
@@ -940,6 +610,9 @@ def _read_choice(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
             "every option is correct: add at least one wrong option",
         )
         return None
+    first_correct = next(i for i, option in enumerate(options) if option["correct"])
+    for message in guessable_choice(options, multiple):
+        file.warn((*where, "options", first_correct, "text"), message)
     return {"multiple": multiple, "options": options}
 
 
@@ -947,13 +620,13 @@ def _read_numeric(file: _File, entry: dict, where: tuple, prompt) -> dict | None
     answer = entry.get("answer")
     tolerance = entry.get("tolerance")
     ok = True
-    if not _is_number(answer) or not math.isfinite(answer):
+    if not is_number(answer) or not math.isfinite(answer):
         file.report(
             (*where, "answer") if "answer" in entry else where,
             "a numeric question needs a finite number as 'answer'",
         )
         ok = False
-    if not _is_number(tolerance) or not (0 <= tolerance < math.inf):
+    if not is_number(tolerance) or not (0 <= tolerance < math.inf):
         file.report(
             (*where, "tolerance") if "tolerance" in entry else where,
             "a numeric question needs 'tolerance' (an absolute margin ≥ 0)",
@@ -980,11 +653,9 @@ def _read_numeric(file: _File, entry: dict, where: tuple, prompt) -> dict | None
             )
             return None
         data["attention"] = spec
+        for message in mistakes_within_tolerance(spec, answer, tolerance):
+            file.warn((*where, "attention"), message)
     return data
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _read_attention_spec(file: _File, spec: Any, where: tuple) -> dict | None:
@@ -1009,7 +680,7 @@ def _read_attention_spec(file: _File, spec: Any, where: tuple) -> dict | None:
             isinstance(matrix, list)
             and matrix
             and all(isinstance(row, list) and row for row in matrix)
-            and all(_is_number(x) for row in matrix for x in row)
+            and all(is_number(x) for row in matrix for x in row)
         ):
             file.report(
                 (*where, name), f"{name} must be a matrix: a list of rows of numbers"
@@ -1024,7 +695,7 @@ def _read_attention_spec(file: _File, spec: Any, where: tuple) -> dict | None:
         result[flag] = value
     for number_key, default in (("scale", None), ("temperature", 1.0)):
         value = spec.get(number_key, default)
-        if value is not None and not _is_number(value):
+        if value is not None and not is_number(value):
             file.report((*where, number_key), f"{number_key} must be a number")
             return None
         result[number_key] = None if value is None else float(value)
@@ -1104,6 +775,8 @@ def _read_cloze(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
                     f"the {language} prompt of a cloze question needs a "
                     f"blank written as {_BLANK}",
                 )
+        for language, message in cloze_answer_in_prompt(prompt, accepted):
+            file.warn((*where, "prompt", language), message)
     return {"accepted": list(accepted)}
 
 
@@ -1276,281 +949,3 @@ def _check_references(draft: _Draft) -> None:
                 title if title is not None else dict(known.title)
             )
 
-
-# --------------------------------------------------------------------------
-# Checking typed answers
-
-
-_SHAPE_BRACKETS = re.compile(r"^[\[(](.*)[\])]$")
-# Sizes multiplied with × or an x between spaces (or digits); "*" and "·" stay
-# multiplication signs inside formulas such as Q·Kᵀ.
-_PRODUCT = re.compile(r"\s*×+\s*|\s+x\s+")
-_NUMBERS_BY_X = re.compile(r"^\d+(?:x\d+)+$")  # "2x3": sizes typed without spaces
-_DIM = re.compile(r"^[a-z0-9_+\-/]+$")
-_MULTIPLY_SIGNS = re.compile(r"[·⋅*]")
-
-
-def _split_product(text: str) -> list[str]:
-    if _NUMBERS_BY_X.match(text):
-        return text.split("x")
-    return [part.strip() for part in _PRODUCT.split(text)]
-
-
-def _shape_dims(text: str) -> list[str] | None:
-    """Return the dimensions if `text` spells a shape, such as [Tq, Tk] or Tq×Tk."""
-    bracketed = _SHAPE_BRACKETS.match(text)
-    if bracketed:
-        parts = [p.strip() for p in bracketed.group(1).split(",")]
-        if len(parts) == 1:
-            parts = _split_product(parts[0])
-    else:
-        parts = _split_product(text)
-        if len(parts) < 2:
-            return None
-    dims = [p.replace("_", "") for p in parts]
-    if not all(dim and _DIM.match(dim) for dim in dims):
-        return None
-    return dims
-
-
-def canonical_answer(text: str) -> str:
-    """Fold a typed answer so equivalent spellings compare equal.
-
-    Full-width characters, Unicode minus, case, spaces and multiplication dots
-    never matter ("**" reads as "^"); a shape written as [Tq, Tk], (Tq, Tk),
-    Tq×Tk or Tq x Tk becomes "(tq,tk)".
-    """
-    folded = _fold_once(text)
-    # Dropping a sign or a space can reveal a shape ("1x1*" → "1x1"); fold
-    # until nothing changes, so that folding an answer twice is folding it once.
-    for _ in range(4):
-        again = _fold_once(folded)
-        if again == folded:
-            break
-        folded = again
-    return folded
-
-
-def _fold_once(text: str) -> str:
-    folded = normalize_text(text).casefold().strip().rstrip(".;,").strip()
-    dims = _shape_dims(folded)
-    if dims is not None:
-        return "(" + ",".join(dims) + ")"
-    # "**" is a power, as is "^"; any other multiplication sign is noise.
-    folded = _MULTIPLY_SIGNS.sub("", folded.replace("**", "^"))
-    folded = re.sub(r"\s+", "", folded)
-    # Removing spaces can bring a combining mark next to a letter (NFKC spells
-    # "¯" as space + U+0304): compose again.
-    return unicodedata.normalize("NFKC", folded).rstrip(".;,")
-
-
-def _parse_number_answer(text: str) -> float | None:
-    cleaned = re.sub(r"\s+", "", normalize_text(text)).lstrip("≈~=")
-    if not cleaned:
-        return None
-    percent = cleaned.endswith("%")
-    cleaned = cleaned.rstrip("%")
-    try:
-        value = float(Fraction(cleaned)) if "/" in cleaned else float(cleaned)
-    except (ValueError, ZeroDivisionError, OverflowError):
-        return None
-    if not math.isfinite(value):
-        return None
-    return value / 100 if percent else value
-
-
-def _tokens(answer: Any, extra_separators: str = "") -> list[str] | None:
-    if isinstance(answer, str):
-        text = normalize_text(answer).casefold().replace("→", ",")
-        text = text.replace("->", ",")
-        return [t for t in re.split(rf"[,;\s、{extra_separators}]+", text) if t]
-    if isinstance(answer, (list, tuple)) and all(isinstance(x, str) for x in answer):
-        return [normalize_text(x).casefold().strip() for x in answer]
-    return None
-
-
-def _invalid(kind: str, expected: str, zh: str, en: str) -> AnswerCheck:
-    return AnswerCheck(
-        False, 0.0, expected, {"type": kind, "invalid": {"zh-CN": zh, "en": en}}
-    )
-
-
-def check_answer(question: Question, answer: Any) -> AnswerCheck:
-    """Grade a typed answer to a choice, numeric, cloze or ordering question.
-
-    Answers that cannot be read (an empty string, an unknown option, text where
-    a number is expected) are not correct and carry ``detail["invalid"]``, a
-    bilingual message, so a caller can ask again instead of recording a lapse.
-    Recall is self-rated and generated questions go through quizsvc.grading:
-    asking for either raises ValueError.
-    """
-    checker = _CHECKERS.get(question.type)
-    if checker is None:
-        raise ValueError(
-            f"{question.type} questions are not checked here (recall is self-rated; "
-            "generated problems are graded by quizsvc.grading)"
-        )
-    return checker(question, answer)
-
-
-def _check_choice(question: Question, answer: Any) -> AnswerCheck:
-    options = {option["id"]: option for option in question.data["options"]}
-    correct = [o["id"] for o in question.data["options"] if o["correct"]]
-    expected = ", ".join(correct)
-    chosen = _tokens(answer)
-    if not chosen:
-        return _invalid("choice", expected, "请选择一个选项。", "Choose an option.")
-    unknown = [c for c in chosen if c not in options]
-    if unknown:
-        return _invalid(
-            "choice",
-            expected,
-            f"没有这个选项:{', '.join(unknown)}。",
-            f"No such option: {', '.join(unknown)}.",
-        )
-    chosen = list(dict.fromkeys(chosen))
-    if not question.data["multiple"] and len(chosen) > 1:
-        return _invalid(
-            "choice",
-            expected,
-            "这道题只选一个选项。",
-            "This question takes exactly one option.",
-        )
-    wrong = [c for c in chosen if c not in correct]
-    missed = [c for c in correct if c not in chosen]
-    hits = len(correct) - len(missed)
-    # Each wrong pick cancels a right one, so ticking everything never pays.
-    score = max(0.0, (hits - len(wrong)) / len(correct))
-    detail = {
-        "type": "choice",
-        "chosen": chosen,
-        "correct": correct,
-        "missed": missed,
-        "wrong": wrong,
-        "misconceptions": [
-            options[c]["misconception"] for c in wrong if options[c]["misconception"]
-        ],
-        "why_wrong": {c: dict(options[c]["why"]) for c in wrong},
-    }
-    is_correct = not wrong and not missed
-    return AnswerCheck(is_correct, 1.0 if is_correct else score, expected, detail)
-
-
-def format_answer(answer: float, tolerance: float) -> str:
-    """Write a numeric answer with as many decimals as its tolerance resolves."""
-    if tolerance <= 0:
-        return f"{answer:g}"
-    decimals = max(0, math.ceil(-math.log10(2 * tolerance) - 1e-9))
-    return f"{answer:.{decimals}f}"
-
-
-def _check_numeric(question: Question, answer: Any) -> AnswerCheck:
-    target = question.data["answer"]
-    tolerance = question.data["tolerance"]
-    expected = format_answer(target, tolerance)
-    if _is_number(answer):
-        value: float | None = float(answer)
-    elif isinstance(answer, str):
-        value = _parse_number_answer(answer)
-    else:
-        value = None
-    if value is None or not math.isfinite(value):
-        return _invalid(
-            "numeric",
-            expected,
-            "请输入一个数,例如 0.5 或 1/2。",
-            "Type a number, such as 0.5 or 1/2.",
-        )
-    gap = abs(value - target)
-    # A hair of slack so 0.1 + 0.2-style rounding never fails an exact answer.
-    correct = gap <= tolerance + 1e-9 * max(1.0, abs(target))
-    return AnswerCheck(
-        correct,
-        1.0 if correct else 0.0,
-        expected,
-        {
-            "type": "numeric",
-            "value": value,
-            "answer": target,
-            "tolerance": tolerance,
-            "error": gap,
-        },
-    )
-
-
-def _check_cloze(question: Question, answer: Any) -> AnswerCheck:
-    accepted = question.data["accepted"]
-    expected = accepted[0]
-    if not isinstance(answer, str) or not answer.strip():
-        return _invalid("cloze", expected, "请填写空白处。", "Fill in the blank.")
-    typed = canonical_answer(answer)
-    matched = next((a for a in accepted if canonical_answer(a) == typed), None)
-    correct = matched is not None
-    return AnswerCheck(
-        correct,
-        1.0 if correct else 0.0,
-        expected,
-        {"type": "cloze", "normalized": typed, "matched": matched},
-    )
-
-
-def _check_ordering(question: Question, answer: Any) -> AnswerCheck:
-    steps = [step["id"] for step in question.data["steps"]]
-    expected = " → ".join(steps)
-    given = _tokens(answer, ">")
-    if not given:
-        return _invalid(
-            "ordering", expected, "请按顺序列出所有步骤。", "List every step in order."
-        )
-    if sorted(given) != sorted(steps):
-        unknown = sorted(set(given) - set(steps))
-        missing = sorted(set(steps) - set(given))
-        repeated = sorted({g for g in given if given.count(g) > 1})
-        parts_zh, parts_en = [], []
-        if unknown:
-            parts_zh.append(f"没有这些步骤:{', '.join(unknown)}")
-            parts_en.append(f"unknown steps: {', '.join(unknown)}")
-        if missing:
-            parts_zh.append(f"缺少:{', '.join(missing)}")
-            parts_en.append(f"missing: {', '.join(missing)}")
-        if repeated:
-            parts_zh.append(f"重复:{', '.join(repeated)}")
-            parts_en.append(f"repeated: {', '.join(repeated)}")
-        return _invalid(
-            "ordering",
-            expected,
-            "每个步骤恰好用一次;" + ";".join(parts_zh) + "。",
-            "Use every step exactly once; " + "; ".join(parts_en) + ".",
-        )
-    position = {step: i for i, step in enumerate(given)}
-    pairs = len(steps) * (len(steps) - 1) // 2
-    in_order = sum(
-        position[steps[i]] < position[steps[j]]
-        for i in range(len(steps))
-        for j in range(i + 1, len(steps))
-    )
-    first_wrong = next(
-        (i for i, (a, b) in enumerate(zip(given, steps, strict=True)) if a != b), None
-    )
-    correct = first_wrong is None
-    return AnswerCheck(
-        correct,
-        1.0 if correct else in_order / pairs,
-        expected,
-        {
-            "type": "ordering",
-            "order": given,
-            "expected": steps,
-            "first_wrong": first_wrong,
-            "pairs_in_order": in_order,
-            "pairs": pairs,
-        },
-    )
-
-
-_CHECKERS = {
-    "choice": _check_choice,
-    "numeric": _check_numeric,
-    "cloze": _check_cloze,
-    "ordering": _check_ordering,
-}

@@ -1,0 +1,527 @@
+"""How many drill cycles per second does `quizsvc serve` sustain, beside a floor?
+
+N simulated learners (threads, each with its own HTTP connection and API token)
+run the real drill cycle against `quizsvc serve` with its default settings:
+GET /api/v1/drill/next, POST /api/v1/drill/answer (right about four times in
+five, as a learner who studied), and POST /api/v1/drill/explanation when a wrong
+answer asks for one. A learner whose day is done moves on to a fresh account.
+The accounts and their tokens are provisioned before the clock starts, as a
+school would (so the login limit plays no part).
+
+Then the same threads drive a floor: a minimal Flask app served by the same
+gunicorn settings (quizsvc.server.gunicorn_options), on the same kind of
+database with the same SQLite settings, whose one route runs one transaction
+that inserts a review-sized row and updates a card-sized row.
+
+It prints cycles per second, p50/p95/p99 latency of a cycle and the error count
+(any 5xx, or any status the cycle did not expect) for both, the SQL statements
+one drill/next and one drill/answer run, and as its last line the ratio
+drill/floor of cycles per second: `ratio: N.NN` (target: at least 0.5).
+
+PostgreSQL runs in a private schema of QUIZSVC_TEST_POSTGRES_URL (or
+--postgres-url), dropped afterwards.
+
+Run: .venv/bin/python bench/load.py [--backend sqlite|postgresql] [--seconds 20]
+     [--learners 8] [--workers 2] [--synchronous FULL|NORMAL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+HERE = Path(__file__).resolve()
+# bench/queue.py would shadow the standard library's `queue` (gunicorn needs it).
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE.parent]
+sys.path.insert(0, str(HERE.parents[1]))
+
+RIGHT_SHARE = 0.8
+ACCOUNTS_PER_LEARNER = 4
+
+
+# --- servers -------------------------------------------------------------------------
+
+
+@contextmanager
+def served(command: list[str], env: dict[str, str], log: Path):
+    """Run a server that announces "open URL" and yield that URL."""
+    with open(log, "w") as out:
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, text=True, env=env
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            match = re.search(r"open (http://\S+/)", log.read_text())
+            if match:
+                break
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start:\n{log.read_text()}")
+            time.sleep(0.1)
+        yield match.group(1)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def server_env(instance: Path, database_url: str | None, synchronous: str) -> dict:
+    """The environment of a server: its own instance folder, the database given."""
+    env = {
+        **os.environ,
+        "QUIZSVC_INSTANCE_PATH": str(instance),
+        "QUIZSVC_SQLITE_SYNCHRONOUS": synchronous,
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.pop("QUIZSVC_DATABASE_URL", None)
+    if database_url:
+        env["QUIZSVC_DATABASE_URL"] = database_url
+    return env
+
+
+def quizsvc_command(workers: int) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "quizsvc",
+        "serve",
+        "--port",
+        "0",
+        "--workers",
+        str(workers),
+    ]
+
+
+# --- the floor -----------------------------------------------------------------------
+
+
+def floor_app():
+    """One route, one transaction: insert a review-sized row, update a card row."""
+    from flask import Flask
+    from sqlalchemy import text
+
+    from quizsvc.db import make_engine
+
+    app = Flask(__name__)
+    engine = make_engine(
+        os.environ["FLOOR_DATABASE_URL"],
+        sqlite_synchronous=os.environ.get("QUIZSVC_SQLITE_SYNCHRONOUS", "FULL"),
+    )
+
+    @app.post("/cycle/<int:learner>")
+    def cycle(learner: int):
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "UPDATE floor_cards SET state = 2, stability = stability + 1.5, "
+                    "difficulty = 5.1, due = CURRENT_TIMESTAMP, reps = reps + 1, "
+                    "last_review = CURRENT_TIMESTAMP WHERE id = :learner"
+                ),
+                {"learner": learner},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO floor_reviews (card_id, reviewed_at, rating, "
+                    "correct, score, duration_ms, answer_text, state_after, "
+                    "stability_after, difficulty_after, due_after) VALUES "
+                    "(:learner, CURRENT_TIMESTAMP, 3, true, 1.0, 5000, "
+                    "'[[0.7071, 0]]', 2, 3.2, 5.1, CURRENT_TIMESTAMP)"
+                ),
+                {"learner": learner},
+            )
+        return {"ok": True}, 201
+
+    return app
+
+
+def prepare_floor(database_url: str, learners: int) -> None:
+    from sqlalchemy import text
+
+    from quizsvc.db import make_engine
+
+    engine = make_engine(database_url)
+    key = (
+        "INTEGER PRIMARY KEY"
+        if engine.dialect.name == "sqlite"
+        else "SERIAL PRIMARY KEY"
+    )
+    stamp = "TIMESTAMP WITH TIME ZONE"
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                f"CREATE TABLE floor_cards (id {key}, state SMALLINT, stability FLOAT, "
+                f"difficulty FLOAT, due {stamp}, last_review {stamp}, reps INTEGER)"
+            )
+        )
+        connection.execute(
+            text(
+                f"CREATE TABLE floor_reviews (id {key}, card_id INTEGER "
+                "REFERENCES floor_cards(id), "
+                f"reviewed_at {stamp}, rating SMALLINT, correct BOOLEAN, score FLOAT, "
+                "duration_ms INTEGER, answer_text TEXT, state_after SMALLINT, "
+                f"stability_after FLOAT, difficulty_after FLOAT, due_after {stamp})"
+            )
+        )
+        for learner in range(1, learners + 1):
+            connection.execute(
+                text(
+                    "INSERT INTO floor_cards (id, state, stability, reps) "
+                    "VALUES (:id, 0, 0, 0)"
+                ),
+                {"id": learner},
+            )
+    engine.dispose()
+
+
+def serve_floor(workers: int, instance: str) -> None:
+    """Serve the floor app with the gunicorn settings of `quizsvc serve`."""
+    from quizsvc.server import QuizsvcServer, gunicorn_options
+
+    class FloorServer(QuizsvcServer):
+        def load(self):
+            return floor_app()
+
+    FloorServer(
+        gunicorn_options(
+            host="127.0.0.1", port=0, workers=workers, instance_path=instance
+        )
+    ).run()
+
+
+# --- learners ------------------------------------------------------------------------
+
+
+def provision(database_url: str, count: int) -> list[str]:
+    """Create learner accounts with generous daily limits; return their API tokens."""
+    from sqlalchemy.orm import Session
+
+    from quizsvc.auth import issue_token
+    from quizsvc.db import make_engine
+    from quizsvc.services.settings import update_settings
+    from quizsvc.services.users import create_user
+
+    engine = make_engine(database_url)
+    tokens = []
+    with Session(engine) as session:
+        for number in range(count):
+            user = create_user(
+                session, f"load{number}-{secrets.token_hex(3)}", locale="en"
+            )
+            update_settings(session, user, new_per_day=1000, reviews_per_day=10000)
+            tokens.append(issue_token(session, user, "load").secret)
+        session.commit()
+    engine.dispose()
+    return tokens
+
+
+def answer_for(item: dict[str, Any], right: bool) -> dict[str, Any]:
+    """An answer body to an open item: right (from the bank) or plausibly wrong."""
+    from quizsvc import bank, problems
+
+    question = _bank().questions[item["item_id"]]
+    data = question.data
+    body: dict[str, Any] = {"item_id": item["item_id"]}
+    kind = question.type
+    if kind == "recall":
+        body["rating"] = "good" if right else "again"
+    elif kind == "choice":
+        options = [o["id"] for o in data["options"]]
+        correct = [o["id"] for o in data["options"] if o.get("correct")]
+        wrong = [o for o in options if o not in correct][:1] or options[:1]
+        body["answer"] = ",".join(correct if right else wrong)
+    elif kind == "numeric":
+        body["answer"] = (
+            bank.format_answer(data["answer"], data.get("tolerance", 1e-4))
+            if right
+            else "12345"
+        )
+    elif kind == "cloze":
+        body["answer"] = data["accepted"][0] if right else "no idea"
+    elif kind == "ordering":
+        steps = [s["id"] for s in data["steps"]]
+        body["answer"] = steps if right else steps[::-1]
+    else:
+        problem_ref = item["problem"]
+        problem = problems.generate(
+            problem_ref["kind"], problem_ref["seed"], problem_ref["level"]
+        )
+        answers = {a.name: problem.answer_json(a.name) for a in problem.ask}
+        first = problem.ask[0]
+        if not right and first.format == "matrix":
+            rows, cols = first.shape
+            answers[first.name] = [[9] * cols for _ in range(rows)]
+        body["answer"] = answers
+    return body
+
+
+_BANK = None
+
+
+def _bank():
+    global _BANK
+    if _BANK is None:
+        from quizsvc import bank
+
+        _BANK = bank.load()
+    return _BANK
+
+
+class Tally:
+    """Cycle latencies and errors, shared by the learner threads."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+
+    def cycle(self, seconds: float) -> None:
+        with self.lock:
+            self.latencies.append(seconds)
+
+    def error(self, what: str) -> None:
+        with self.lock:
+            self.errors.append(what)
+
+
+def drill_learner(url: str, tokens: list[str], seed: int, until: float, tally: Tally):
+    """Run drill cycles until the deadline, moving to a fresh account when done."""
+    rng = random.Random(seed)
+    accounts = iter(tokens)
+    with httpx.Client(base_url=url + "api/v1", timeout=30) as client:
+        client.headers["Authorization"] = f"Bearer {next(accounts)}"
+        while time.monotonic() < until:
+            started = time.perf_counter()
+            step = client.get("/drill/next")
+            if step.status_code == 409:
+                body = step.json()
+                review_id = int(re.search(r"review_id (\d+)", body["message"])[1])
+                _explain(client, review_id, tally)
+                continue
+            if step.status_code != 200:
+                tally.error(f"next {step.status_code}")
+                continue
+            item = step.json()
+            if item.get("done"):
+                try:
+                    client.headers["Authorization"] = f"Bearer {next(accounts)}"
+                except StopIteration:
+                    return
+                continue
+            body = answer_for(item, right=rng.random() < RIGHT_SHARE)
+            body.update(
+                duration_ms=rng.randint(3000, 30000),
+                idempotency_key=secrets.token_hex(8),
+            )
+            answered = client.post("/drill/answer", json=body)
+            if answered.status_code != 201:
+                tally.error(f"answer {answered.status_code} {answered.text[:120]}")
+                continue
+            result = answered.json()
+            if result["requires_explanation"]:
+                _explain(client, result["review_id"], tally)
+            tally.cycle(time.perf_counter() - started)
+
+
+def _explain(client: httpx.Client, review_id: int, tally: Tally) -> None:
+    explained = client.post(
+        "/drill/explanation",
+        json={"review_id": review_id, "text": "I mixed up the rows and columns."},
+    )
+    if explained.status_code != 201:
+        tally.error(f"explanation {explained.status_code}")
+
+
+def floor_learner(url: str, learner: int, until: float, tally: Tally) -> None:
+    with httpx.Client(base_url=url, timeout=30) as client:
+        while time.monotonic() < until:
+            started = time.perf_counter()
+            response = client.post(f"cycle/{learner}")
+            if response.status_code != 201:
+                tally.error(f"floor {response.status_code}")
+                continue
+            tally.cycle(time.perf_counter() - started)
+
+
+def drive(target, arguments_of, learners: int, seconds: float) -> tuple[Tally, float]:
+    tally = Tally()
+    start = time.monotonic()
+    until = start + seconds
+    threads = [
+        threading.Thread(target=target, args=(*arguments_of(n), until, tally))
+        for n in range(learners)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return tally, time.monotonic() - start
+
+
+def report(name: str, tally: Tally, elapsed: float) -> float:
+    rate = len(tally.latencies) / elapsed
+    cuts = (
+        statistics.quantiles(tally.latencies, n=100, method="inclusive")
+        if len(tally.latencies) > 1
+        else [float("nan")] * 99
+    )
+    print(
+        f"{name:6} {rate:8.1f} cycles/s   p50 {cuts[49] * 1000:6.1f} ms   "
+        f"p95 {cuts[94] * 1000:6.1f} ms   p99 {cuts[98] * 1000:6.1f} ms   "
+        f"errors {len(tally.errors)}"
+    )
+    for error in sorted(set(tally.errors))[:5]:
+        print(f"       e.g. {error}")
+    return rate
+
+
+# --- statements per request ----------------------------------------------------------
+
+
+def statements_per_request(database_url: str) -> dict[str, int]:
+    """Count the SQL statements of one drill/next and one drill/answer, in-process."""
+    from sqlalchemy import event
+
+    from quizsvc import create_app
+    from quizsvc.db import get_engine
+
+    app = create_app({"SECRET_KEY": "bench", "DATABASE_URL": database_url})
+    token = provision(database_url, 1)[0]
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    counts: dict[str, int] = {}
+    statements: list[str] = []
+    engine = get_engine(app)
+    event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    item = client.get("/api/v1/drill/next", headers=headers).json
+    statements.clear()
+    client.get("/api/v1/drill/next", headers=headers)
+    counts["drill/next (item open)"] = len(statements)
+    statements.clear()
+    body = {**answer_for(item, right=True), "idempotency_key": "one"}
+    client.post("/api/v1/drill/answer", json=body, headers=headers)
+    counts["drill/answer"] = len(statements)
+    statements.clear()
+    client.get("/api/v1/drill/next", headers=headers)
+    counts["drill/next (opening)"] = len(statements)
+    engine.dispose()
+    return counts
+
+
+# --- main ----------------------------------------------------------------------------
+
+
+@contextmanager
+def database(backend: str, folder: Path, name: str, postgres_url: str | None):
+    """A database URL for one server (PostgreSQL: a private schema, dropped after)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{folder / name}.sqlite3"
+        return
+    from sqlalchemy import text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.pool import NullPool
+
+    from quizsvc.db import make_engine
+
+    if not postgres_url:
+        sys.exit("PostgreSQL needs QUIZSVC_TEST_POSTGRES_URL or --postgres-url")
+    schema = f"quizsvc_load_{name}_{secrets.token_hex(4)}"
+    admin = make_engine(postgres_url, poolclass=NullPool)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = make_url(postgres_url).update_query_dict(
+        {"options": f"-csearch_path={schema}"}
+    )
+    try:
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--learners", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--synchronous", default="FULL", choices=["OFF", "NORMAL", "FULL", "EXTRA"]
+    )
+    parser.add_argument(
+        "--postgres-url", default=os.environ.get("QUIZSVC_TEST_POSTGRES_URL")
+    )
+    parser.add_argument("--serve-floor", metavar="INSTANCE", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_floor:
+        serve_floor(args.workers, args.serve_floor)
+        return
+    with tempfile.TemporaryDirectory(prefix="quizsvc-load-") as tmp:
+        folder = Path(tmp)
+        print(
+            f"{args.backend}, {args.learners} learners, {args.seconds:g} s, "
+            f"{args.workers} workers"
+            + (f", synchronous={args.synchronous}" if args.backend == "sqlite" else "")
+        )
+        with database(args.backend, folder, "drill", args.postgres_url) as url:
+            instance = folder / "drill"
+            instance.mkdir()
+            env = server_env(instance, url, args.synchronous)
+            with served(
+                quizsvc_command(args.workers), env, instance / "serve.log"
+            ) as base:
+                tokens = provision(url, args.learners * ACCOUNTS_PER_LEARNER)
+                _bank()
+                drill, drill_time = drive(
+                    drill_learner,
+                    lambda n: (base, tokens[n :: args.learners], n),
+                    args.learners,
+                    args.seconds,
+                )
+            counts = statements_per_request(url)
+        with database(args.backend, folder, "floor", args.postgres_url) as url:
+            instance = folder / "floor"
+            instance.mkdir()
+            prepare_floor(url, args.learners)
+            env = server_env(instance, None, args.synchronous)
+            env["FLOOR_DATABASE_URL"] = url
+            command = [
+                sys.executable,
+                str(HERE),
+                "--serve-floor",
+                str(instance),
+                "--workers",
+                str(args.workers),
+            ]
+            with served(command, env, instance / "serve.log") as base:
+                floor, floor_time = drive(
+                    floor_learner, lambda n: (base, n + 1), args.learners, args.seconds
+                )
+        print(
+            "SQL statements per request: "
+            + ", ".join(f"{name} {count}" for name, count in counts.items())
+        )
+        drill_rate = report("drill", drill, drill_time)
+        floor_rate = report("floor", floor, floor_time)
+        print(f"ratio: {drill_rate / floor_rate:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""How many SQL statements one drill request runs: a budget that keeps the path lean.
+
+The count is taken with SQLAlchemy's `before_cursor_execute` event on the app's
+engine, around one request of the JSON API; signing in (the session cookie and
+the user row) is part of it, as it is for every real request.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import pytest
+from sqlalchemy import event
+
+from quizsvc.db import get_engine
+from tests.learnerutil import sync_real_bank
+
+# Statements per request, the sign-in's included (SQLite counts its BEGIN
+# IMMEDIATE, PostgreSQL the learner's advisory lock). Before the answer path was
+# slimmed: next 18 (opening) / 13 (already open), answer 22, replay 6.
+NEXT_OPENING_BUDGET = 14
+NEXT_ALREADY_OPEN_BUDGET = 11
+ANSWER_BUDGET = 12
+REPLAY_BUDGET = 6
+
+
+@pytest.fixture
+def app(db_app):
+    sync_real_bank(db_app)
+    return db_app
+
+
+@contextmanager
+def counted(app):
+    """Collect the SQL statements the app's engine runs inside the block."""
+    statements: list[str] = []
+
+    def note(_conn, _cursor, statement, _params, _context, _many):
+        statements.append(statement)
+
+    engine = get_engine(app)
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
+
+
+def _answer_body(item: dict) -> dict:
+    if item["type"] == "recall":
+        return {"item_id": item["item_id"], "rating": "good"}
+    if item["type"] == "generated":
+        return {"item_id": item["item_id"], "answer": {"S": "[[0, 0]]"}}
+    if item["type"] == "ordering":
+        return {"item_id": item["item_id"], "answer": ["x"]}
+    return {"item_id": item["item_id"], "answer": "a"}
+
+
+def test_a_drill_cycle_stays_within_its_statement_budget(app, learner_client):
+    """Do drill/next and drill/answer run no more SQL statements than budgeted?"""
+    with counted(app) as opening:
+        first = learner_client.get("/api/v1/drill/next")
+    assert first.status_code == 200, first.json
+    with counted(app) as again:
+        assert learner_client.get("/api/v1/drill/next").json == first.json
+    body = {**_answer_body(first.json), "idempotency_key": "k-1", "duration_ms": 5}
+    with counted(app) as answering:
+        answered = learner_client.post("/api/v1/drill/answer", json=body)
+    assert answered.status_code == 201, answered.json
+    with counted(app) as replaying:
+        assert learner_client.post("/api/v1/drill/answer", json=body).status_code == 200
+    assert len(opening) <= NEXT_OPENING_BUDGET, opening
+    assert len(again) <= NEXT_ALREADY_OPEN_BUDGET, again
+    assert len(answering) <= ANSWER_BUDGET, answering
+    assert len(replaying) <= REPLAY_BUDGET, replaying
+    # One idempotency lookup per answer, and the new review is not read back.
+    lookups = [s for s in answering if "idempotency_key =" in s]
+    assert len(lookups) == 1, lookups
+    assert not any(s.startswith("SELECT reviews.") for s in answering[-3:])
