@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException
 
 from quizsvc.extensions import csrf
 from quizsvc.services import Conflict, InvalidInput, NotFound, ServiceError
+from quizsvc.web.input_checks import MAX_ID
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)
@@ -60,6 +61,20 @@ def json_body(required: tuple[str, ...] = ()) -> dict[str, Any]:
     if missing:
         raise error(400, "missing_field", f"missing field(s): {', '.join(missing)}")
     return body
+
+
+def id_field(body: dict[str, Any], name: str) -> int:
+    """A database id from the body: a whole number from 1 to MAX_ID, else 400."""
+    value = body.get(name)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 1 <= value <= MAX_ID
+    ):
+        raise error(
+            400, "invalid_input", f"{name} must be a whole number from 1 to {MAX_ID}"
+        )
+    return value
 
 
 def login_required(view: Callable[P, R]) -> Callable[P, R]:

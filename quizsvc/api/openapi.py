@@ -114,7 +114,7 @@ def build_document() -> dict[str, Any]:
                 "requestBody": _body(credentials),
                 "responses": {
                     "201": _ok("Created and signed in.", user),
-                    **_errors(400, 409, 415),
+                    **_errors(400, 409, 415, 429),
                 },
             }
         },
@@ -131,11 +131,55 @@ def build_document() -> dict[str, Any]:
         },
         "/auth/logout": {
             "post": {
-                "summary": "Sign out of the session.",
+                "summary": "End this session on the server.",
                 "security": SECURED,
                 "responses": {
                     "200": _ok("Signed out.", _object({"signed_out": BOOLEAN})),
                     **_errors(401),
+                },
+            }
+        },
+        "/auth/logout-everywhere": {
+            "post": {
+                "summary": "End every session of yours, this one included "
+                "(tokens stay valid).",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok(
+                        "Signed out everywhere.",
+                        _object({"signed_out": BOOLEAN, "sessions_ended": INTEGER}),
+                    ),
+                    **_errors(401),
+                },
+            }
+        },
+        "/auth/password": {
+            "post": {
+                "summary": "Change your password; every other session ends, and "
+                "your API tokens too with revoke_tokens.",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "current_password": STRING,
+                            "new_password": STRING,
+                            "revoke_tokens": BOOLEAN,
+                        },
+                        ("current_password", "new_password"),
+                    )
+                ),
+                "responses": {
+                    "200": _ok(
+                        "Changed.",
+                        _object(
+                            {
+                                "password_changed": BOOLEAN,
+                                "other_sessions_ended": INTEGER,
+                                "tokens_revoked": BOOLEAN,
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 415),
                 },
             }
         },
@@ -186,10 +230,11 @@ def build_document() -> dict[str, Any]:
                                 _ref("DrillItem"),
                                 _object(
                                     {
-                                        "done": BOOLEAN,
+                                        "done": {"const": True},
                                         "next_due": {"type": ["string", "null"]},
                                         "reviewed_today": INTEGER,
-                                    }
+                                    },
+                                    ("done",),
                                 ),
                             ]
                         },
