@@ -32,7 +32,7 @@ from quizsvc.auth import current_db_user
 from quizsvc.db import get_session, transaction
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import Classroom, User
-from quizsvc.services import ServiceError, class_reports, insights
+from quizsvc.services import NotFound, ServiceError, class_reports, insights
 from quizsvc.services.classes import (
     MAX_ROSTER_ROWS,
     RosterError,
@@ -404,7 +404,8 @@ def _settings_action(class_id: int, action, success):
             classroom, 400, roster_problems=exc.problems[current_language()]
         )
     except ServiceError as exc:
-        return _settings_page(classroom, 400, error=_message(exc))
+        status = 404 if isinstance(exc, NotFound) else 400
+        return _settings_page(classroom, status, error=_message(exc))
     flash(success(result) if callable(success) else success, "success")
     return redirect(url_for("teacher.settings", class_id=class_id))
 
