@@ -173,7 +173,8 @@ def call(world, caller: str, method: str, path: str):
     with world["app"].app_context():
         code = get_session().get(Classroom, world["class_id"]).join_code
     ids = world["ids"]
-    url = path.format(**{"class": world["class_id"], "ana": ids["ana"], "co": ids["co"]})
+    places = {"class": world["class_id"], "ana": ids["ana"], "co": ids["co"]}
+    url = path.format(**places)
     headers = {}
     if caller == "revoked_token":
         headers["Authorization"] = f"Bearer {world['revoked']}"
