@@ -244,7 +244,6 @@ def overview(class_id: int):
             col_labels=[str(j + 1) for j in range(len(heatmap.skills))],
             col_titles=[localized(skill.title) for skill in heatmap.skills],
             title=_("Recall now per learner and skill"),
-            empty_label=_("no cards"),
         )
         if heatmap.user_ids and heatmap.skills
         else None,
