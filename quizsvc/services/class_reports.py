@@ -19,7 +19,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
-from sqlalchemy import BigInteger, and_, case, func, select, true
+from sqlalchemy import BigInteger, and_, case, func, select, true, tuple_
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.expression import ColumnElement, FunctionElement
@@ -726,16 +726,18 @@ def _median_durations(
         wanted[item_id] = (low_second, low_rank, high_second, high_rank)
     if not wanted:
         return {}
-    low = case({i: w[0] for i, w in wanted.items()}, value=Review.item_id)
-    high = case({i: w[2] for i, w in wanted.items()}, value=Review.item_id)
+    # (item, second) pairs: a row-value IN is a lookup per review, where a
+    # CASE over the items would be a scan of them.
+    pairs = {(i, w[0]) for i, w in wanted.items()} | {
+        (i, w[2]) for i, w in wanted.items()
+    }
     second = Review.duration_ms // 1000
     found: dict[tuple[str, int], list[int]] = defaultdict(list)
     for item_id, duration in session.execute(
         select(Review.item_id, Review.duration_ms).where(
             *scope,
             Review.duration_ms.is_not(None),
-            Review.item_id.in_(list(wanted)),
-            (second == low) | (second == high),
+            tuple_(Review.item_id, second).in_(sorted(pairs)),
         )
     ):
         found[(item_id, duration // 1000)].append(duration)
