@@ -101,6 +101,20 @@ def register(browser, server: str, username: str):
     return context, page
 
 
+def sign_in(browser, server: str, username: str, width: int):
+    """A new browser context of this width, signed in through the login page."""
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, locale="zh-CN"
+    )
+    page = context.new_page()
+    page.goto(server + "login")
+    page.fill("#username", username)
+    page.fill("#password", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/today")
+    return context, page
+
+
 def answer_wrong(page) -> None:
     """Answer the open drill item wrongly, then explain why."""
     item_id = page.locator("input[name=item_id]").first.get_attribute("value")
@@ -166,7 +180,8 @@ def snap_everywhere(
         assert not re.search(r"\bl16-[a-z-]+", text), (name, "an item id")
         page.screenshot(path=str(shots / f"{name}-{label}.png"), full_page=True)
         overflow = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+            "document.documentElement.scrollWidth"
+            " - document.documentElement.clientWidth"
         )
         assert overflow <= 1, (name, label, "the page scrolls sideways")
 
@@ -178,15 +193,7 @@ def test_a_teacher_creates_a_class_learners_join_and_the_dashboard_shows_them(
         print(f"\nteacher screenshots: {shots}")
     database = instance / "quizsvc.sqlite3"
     create_teacher(instance, "wang")
-    teacher = browser.new_context(
-        viewport={"width": WIDTHS["desktop"], "height": 900}, locale="zh-CN"
-    )
-    page = teacher.new_page()
-    page.goto(server + "login")
-    page.fill("#username", "wang")
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url("**/today")
+    teacher, page = sign_in(browser, server, "wang", WIDTHS["desktop"])
     page.click("#nav-teacher")
     page.wait_for_url("**/teacher/")
     page.fill("#class-name", "高二（3）班")
@@ -223,15 +230,7 @@ def test_a_teacher_creates_a_class_learners_join_and_the_dashboard_shows_them(
     lei_context.close()
 
     # The teacher's pages, at desktop width and on a phone, in zh-CN.
-    phone = browser.new_context(
-        viewport={"width": WIDTHS["phone"], "height": 760}, locale="zh-CN"
-    )
-    phone_page = phone.new_page()
-    phone_page.goto(server + "login")
-    phone_page.fill("#username", "wang")
-    phone_page.fill("#password", PASSWORD)
-    phone_page.click("button[type=submit]")
-    phone_page.wait_for_url("**/today")
+    phone, phone_page = sign_in(browser, server, "wang", WIDTHS["phone"])
     pages = {"desktop": page, "phone": phone_page}
 
     page.goto(class_url)

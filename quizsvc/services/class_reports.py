@@ -331,7 +331,10 @@ def _streaks(
     shifts: dict[int, int] = {}
     for user_id, profile, chosen, hour in session.execute(
         select(
-            User.id, User.timezone, LearnerSettings.timezone, LearnerSettings.rollover_hour
+            User.id,
+            User.timezone,
+            LearnerSettings.timezone,
+            LearnerSettings.rollover_hour,
         )
         .outerjoin(LearnerSettings, LearnerSettings.user_id == User.id)
         .where(User.id.in_(_learner_ids(class_id)))
