@@ -175,3 +175,16 @@ def test_a_teacher_token_reads_the_roster(teacher):
         headers={"Authorization": f"Bearer {token}"},
     )
     assert response.status_code == 200 and response.json["learners"] == []
+
+
+def test_guessing_join_codes_is_rate_limited(db_app):
+    """Does a burst of wrong codes run into 429 long before a code could be found?"""
+    make_learner(db_app, "mallory")
+    client = db_app.test_client()
+    sign_in(client, "mallory")
+    statuses = [
+        client.post("/api/v1/classes/join", json={"code": f"ZZZZZZ{n:02d}"}).status_code
+        for n in range(31)
+    ]
+    assert statuses[:30] == [404] * 30
+    assert statuses[30] == 429

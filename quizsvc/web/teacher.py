@@ -346,6 +346,10 @@ def learner(class_id: int, user_id: int):
         abort(404)
     user = membership.user
     now = datetime.now(UTC)
+    reviews = class_reports.recent_reviews(session, user.id)
+    explanations = class_reports.class_explanations(
+        session, classroom, user_id=user.id, limit=50
+    )
     return render_template(
         "teacher/learner.html",
         classroom=classroom,
@@ -353,12 +357,10 @@ def learner(class_id: int, user_id: int):
         name=learner_name(membership),
         calendar=calendar_chart(insights.review_calendar(session, user, now)),
         records=insights.skill_records(session, user, now),
-        reviews=class_reports.recent_reviews(session, user.id),
-        explanations=class_reports.class_explanations(
-            session, classroom, user_id=user.id, limit=50
-        ),
+        reviews=reviews,
+        explanations=explanations,
         prompts=insights.item_prompts(
-            session, [r.item_id for r in class_reports.recent_reviews(session, user.id)]
+            session, [r.item_id for r in reviews] + [e.item_id for e in explanations]
         ),
         scale=_self_assessment_labels(),
     )
