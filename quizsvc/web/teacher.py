@@ -154,6 +154,11 @@ def class_time(moment: datetime | None, zone: str) -> str:
     return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
 
 
+def percent(value: float | None) -> str:
+    """A share as a whole percentage, or a dash when there is none."""
+    return "—" if value is None else f"{round(value * 100)}%"
+
+
 def preview(text: dict | str, limit: int = PROMPT_PREVIEW_CHARS) -> str:
     """A bilingual prompt in the page's language, cut to `limit` characters."""
     shown = localized(text) if text else ""
@@ -164,6 +169,7 @@ def preview(text: dict | str, limit: int = PROMPT_PREVIEW_CHARS) -> str:
 def _teacher_helpers() -> dict[str, Any]:
     return {
         "class_time": class_time,
+        "percent": percent,
         "preview": preview,
         "misconception_label": lambda code: str(MISCONCEPTION_LABELS.get(code, code)),
         "item_type_label": lambda kind: str(ITEM_TYPE_LABELS.get(kind, kind)),
@@ -238,6 +244,12 @@ def overview(class_id: int):
         columns=[(key, str(label)) for key, label in OVERVIEW_COLUMNS],
         heatmap=heatmap,
         heatmap_names=[names[user_id] for user_id in heatmap.user_ids],
+        heatmap_cells=[
+            [percent(value) if cards else "—" for value, cards in zip(*row)]
+            for row in zip(
+                heatmap.recall.tolist(), heatmap.cards.tolist(), strict=True
+            )
+        ],
         heatmap_svg=recall_grid_svg(
             heatmap.recall,
             row_labels=[names[user_id] for user_id in heatmap.user_ids],
