@@ -119,12 +119,13 @@ def class_teachers(session: Session, classroom: Classroom) -> list[Membership]:
 
 
 def learner_membership(
-    session: Session, classroom: Classroom, user_id: int
+    session: Session, classroom: Classroom | int, user_id: int
 ) -> Membership | None:
-    """Return the learner membership of `user_id` in the class, or None."""
+    """Return the learner membership of `user_id` in the class (or class id)."""
+    class_id = classroom if isinstance(classroom, int) else classroom.id
     return session.scalar(
         select(Membership).where(
-            Membership.class_id == classroom.id,
+            Membership.class_id == class_id,
             Membership.user_id == user_id,
             Membership.role == "learner",
         )
@@ -421,13 +422,7 @@ def join_class(
 
 def leave_class(session: Session, user: User, class_id: int) -> None:
     """Leave a class the user learns in; its teachers lose access at once."""
-    membership = session.scalar(
-        select(Membership).where(
-            Membership.class_id == class_id,
-            Membership.user_id == user.id,
-            Membership.role == "learner",
-        )
-    )
+    membership = learner_membership(session, class_id, user.id)
     if membership is None:
         raise NotFound(f"you are not a learner of class {class_id}")
     session.delete(membership)

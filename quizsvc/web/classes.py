@@ -26,7 +26,8 @@ bp = Blueprint("classes", __name__)
 JOIN_RATE_LIMIT = "30 per minute"
 
 
-def _message(exc: ServiceError) -> str:
+def error_text(exc: ServiceError) -> str:
+    """A service error's message in the page's language (when it has both)."""
     localized_message = getattr(exc, "localized", None)
     return localized_message(current_language()) if localized_message else str(exc)
 
@@ -61,7 +62,7 @@ def join_link(code: str):
     try:
         classroom = class_by_code(get_session(), code)
     except ServiceError as exc:
-        return _page(_status(exc), form={"code": code}, error=_message(exc))
+        return _page(_status(exc), form={"code": code}, error=error_text(exc))
     return _page(form={"code": classroom.join_code}, joining=classroom)
 
 
@@ -85,7 +86,7 @@ def join():
             )
             name = membership.classroom.name
     except ServiceError as exc:
-        return _page(_status(exc), form=form, error=_message(exc))
+        return _page(_status(exc), form=form, error=error_text(exc))
     flash(_("You joined %(name)s.", name=name), "success")
     return redirect(url_for("classes.index"))
 

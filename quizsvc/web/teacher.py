@@ -53,6 +53,7 @@ from quizsvc.services.classes import (
     set_joining_open,
 )
 from quizsvc.web.charts import recall_grid_svg
+from quizsvc.web.classes import error_text
 from quizsvc.web.progress import calendar_chart
 from quizsvc.web.settings import COMMON_TIMEZONES
 
@@ -139,12 +140,7 @@ def _period(classroom: Classroom) -> class_reports.Period:
             request.args.get("from"), request.args.get("to"), classroom.timezone
         )
     except ServiceError as exc:
-        abort(400, description=_message(exc))
-
-
-def _message(exc: ServiceError) -> str:
-    localized_message = getattr(exc, "localized", None)
-    return localized_message(current_language()) if localized_message else str(exc)
+        abort(400, description=error_text(exc))
 
 
 def class_time(moment: datetime | None, zone: str) -> str:
@@ -212,7 +208,7 @@ def create():
             listings=classes_of(get_session(), user),
             timezones=COMMON_TIMEZONES,
             form=form,
-            error=_message(exc),
+            error=error_text(exc),
         ), 400
     flash(_("Class created. Share the join code with your learners."), "success")
     return redirect(url_for("teacher.settings", class_id=classroom.id))
@@ -418,7 +414,7 @@ def _settings_action(class_id: int, action, success):
         )
     except ServiceError as exc:
         status = 404 if isinstance(exc, NotFound) else 400
-        return _settings_page(classroom, status, error=_message(exc))
+        return _settings_page(classroom, status, error=error_text(exc))
     flash(success(result) if callable(success) else success, "success")
     return redirect(url_for("teacher.settings", class_id=class_id))
 
