@@ -109,7 +109,6 @@ def world(tmp_path_factory, _sqlite_template):
             "TESTING": True,
             "SECRET_KEY": "test-secret",
             "WTF_CSRF_ENABLED": False,
-            "RATELIMIT_ENABLED": False,
             "DATABASE_URL": f"sqlite:///{folder / 'quizsvc.sqlite3'}",
         }
     )

@@ -21,7 +21,6 @@ from tests.webutil import PASSWORD, make_learner, sign_in
 @pytest.fixture
 def app(db_app):
     db_app.config["WTF_CSRF_ENABLED"] = False
-    db_app.config["RATELIMIT_ENABLED"] = False
     sync_real_bank(db_app)
     return db_app
 
