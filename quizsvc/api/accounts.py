@@ -41,6 +41,11 @@ def _credentials(body: dict) -> tuple[str, str]:
 def api_register():
     """Create a learner account and sign in."""
     body = json_body(("username", "password"))
+    if "role" in body:
+        # Roles are granted by an admin (quizsvc users set-role), never by asking.
+        raise error(
+            400, "invalid_input", "registering cannot choose a role; ask an admin"
+        )
     username, password = _credentials(body)
     locale = body.get("locale", "zh-CN")
     if locale not in SUPPORTED:
