@@ -102,6 +102,7 @@ def init_app(app: Flask) -> None:
     from quizsvc.api import (  # noqa: F401  (modules register routes on bp)
         accounts,
         drill,
+        exports,
         learner,
         openapi,
         practice,

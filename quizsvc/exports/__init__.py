@@ -7,15 +7,18 @@ Pure: no Flask, no database. The queries that fill the tables live in
 
 from quizsvc.exports.tables import Column, Table, column
 from quizsvc.exports.writers import (
+    MEDIA_TYPES,
     iter_csv,
     iter_json_document,
     iter_jsonl,
     neutralize,
-    write_text,
+    render,
+    write_file,
     write_xlsx,
 )
 
 __all__ = [
+    "MEDIA_TYPES",
     "Column",
     "Table",
     "column",
@@ -23,6 +26,7 @@ __all__ = [
     "iter_json_document",
     "iter_jsonl",
     "neutralize",
-    "write_text",
+    "render",
+    "write_file",
     "write_xlsx",
 ]

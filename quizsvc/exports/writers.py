@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import re
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from itertools import islice
@@ -132,12 +133,6 @@ def iter_json_document(parts: dict[str, Table], head: dict[str, Any]) -> Iterato
     yield "}\n"
 
 
-def write_text(chunks: Iterable[str], target: IO[bytes]) -> None:
-    """Write text chunks to a binary file as UTF-8."""
-    for chunk in chunks:
-        target.write(chunk.encode("utf-8"))
-
-
 # --- XLSX ----------------------------------------------------------------------
 
 
@@ -206,3 +201,43 @@ def _add_sheet(workbook: Any, name: str, headings: list[str], header: Any) -> An
     for index, heading in enumerate(headings):
         sheet.set_column(index, index, _column_width(heading))
     return sheet
+
+
+# --- any format ----------------------------------------------------------------
+
+MEDIA_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "jsonl": "application/x-ndjson; charset=utf-8",
+    "json": "application/json; charset=utf-8",
+}
+
+
+def render(tables: Sequence[Table], file_format: str, language: str) -> Iterator[bytes]:
+    """Yield the export's bytes: CSV and JSON lines as rows come, XLSX when built.
+
+    XLSX is a zip whose index comes last, so it is built in a temporary file
+    first (XlsxWriter keeps memory flat) and then read out in blocks.
+    """
+    if file_format == "xlsx":
+        with tempfile.TemporaryFile() as spool:
+            write_xlsx(tables, spool, language)
+            spool.seek(0)
+            while block := spool.read(1 << 16):
+                yield block
+        return
+    (table,) = tables
+    chunks = iter_csv(table, language) if file_format == "csv" else iter_jsonl(table)
+    for chunk in chunks:
+        yield chunk.encode("utf-8")
+
+
+def write_file(
+    tables: Sequence[Table], file_format: str, target: IO[bytes], language: str
+) -> None:
+    """Write the export to a binary file."""
+    if file_format == "xlsx":
+        write_xlsx(tables, target, language)
+        return
+    for block in render(tables, file_format, language):
+        target.write(block)

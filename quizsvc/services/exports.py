@@ -51,6 +51,7 @@ from quizsvc.models import (
     User,
 )
 from quizsvc.services import InvalidInput, resolve_now
+from quizsvc.services.classes import class_learners
 from quizsvc.services.progress import card_retrievability
 
 KINDS = ("reviews", "summary", "canvas", "xapi", "workbook")
@@ -218,13 +219,19 @@ def _items(session: Session) -> dict[str, _ItemInfo]:
 
 
 def _class_learners(classroom: Classroom):
-    """The class's learners (not its teachers) as a subquery."""
+    """The class's learners (not its teachers) as a subquery.
+
+    The name is the one the learner gave the class, else their account's.
+    """
     return (
         select(
             Membership.user_id,
             Membership.student_number,
-            Membership.display_name,
+            func.coalesce(Membership.display_name, User.display_name).label(
+                "display_name"
+            ),
         )
+        .join(User, User.id == Membership.user_id)
         .where(Membership.class_id == classroom.id, Membership.role == "learner")
         .subquery("learners")
     )
@@ -411,19 +418,15 @@ class _Learner:
 
 
 def _learners(session: Session, classroom: Classroom) -> list[_Learner]:
-    learners = _class_learners(classroom)
+    """The class's learners in the roster's order (student number, then name)."""
     return [
-        _Learner(*row)
-        for row in session.execute(
-            select(
-                learners.c.user_id,
-                learners.c.student_number,
-                learners.c.display_name,
-                User.username,
-            )
-            .join(User, User.id == learners.c.user_id)
-            .order_by(learners.c.student_number, User.username, User.id)
+        _Learner(
+            membership.user_id,
+            membership.student_number,
+            membership.display_name or membership.user.display_name,
+            membership.user.username,
         )
+        for membership in class_learners(session, classroom)
     ]
 
 

@@ -1,0 +1,162 @@
+"""Exports over HTTP: a class's progress for its teachers, a learner's own history.
+
+The file is streamed as it is produced (CSV and JSON lines row by row; XLSX once
+built in a temporary file). Everything that can be wrong with the request (the
+caller, the class, the kind, the format, the dates, the options) is checked
+before the first byte, so a bad request is a JSON error, never half a file.
+The rows are read through a session of their own (`read_only_session`) so a
+long download does not hold SQLite's write lock.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+from flask import Response, current_app, request, stream_with_context
+
+from quizsvc.api import bp, error, login_required
+from quizsvc.auth import current_db_user
+from quizsvc.db import get_engine, get_session, read_only_session
+from quizsvc.exports import MEDIA_TYPES, Table, iter_csv, iter_json_document, render
+from quizsvc.i18n import current_language
+from quizsvc.models import Classroom, User
+from quizsvc.services import InvalidInput
+from quizsvc.services.classes import class_for_teacher
+from quizsvc.services.exports import (
+    DEFAULT_BASE_URL,
+    ExportOptions,
+    check_kind,
+    class_export,
+    file_stem,
+    own_history,
+    parse_date_range,
+)
+
+OWN_FORMATS = ("csv", "json")
+
+
+def _base_url() -> str:
+    return current_app.config.get("BASE_URL") or request.url_root or DEFAULT_BASE_URL
+
+
+def content_disposition(filename: str, fallback: str) -> str:
+    """An attachment header with an ASCII name and the UTF-8 one (RFC 6266/5987)."""
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename)}"
+
+
+def _options() -> ExportOptions:
+    args = request.args
+    try:
+        points = float(args.get("points", "100"))
+    except ValueError:
+        raise InvalidInput("points must be a number") from None
+    return ExportOptions(
+        base_url=_base_url(),
+        dates=parse_date_range(args.get("from"), args.get("to")),
+        rule=args.get("rule", "mastery"),
+        points=points,
+        lesson_id=args.get("lesson") or None,
+        assignment=args.get("assignment") or None,
+    )
+
+
+def _download(
+    blocks, stack: ExitStack, file_format: str, filename: str, fallback: str
+) -> Response:
+    """Stream `blocks`, closing the export's session when done or abandoned."""
+
+    def generate():
+        with stack:
+            yield from blocks
+
+    response = Response(
+        stream_with_context(generate()), mimetype=MEDIA_TYPES[file_format]
+    )
+    response.call_on_close(stack.close)
+    response.headers["Content-Disposition"] = content_disposition(filename, fallback)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.get("/classes/<int:class_id>/exports/<kind>")
+@login_required
+def api_class_export(class_id: int, kind: str):
+    """Download one export of a class (teachers of the class and admins only)."""
+    if class_for_teacher(get_session(), current_db_user(), class_id) is None:
+        raise error(404, "not_found", f"no class {class_id}")
+    file_format = check_kind(kind, request.args.get("format") or None)
+    options = _options()
+    language = current_language()
+    # Release this request's own transaction (SQLite's write lock) before the
+    # long read; the rows come from a read-only session of their own.
+    get_session().commit()
+    stack = ExitStack()
+    try:
+        session = stack.enter_context(read_only_session(get_engine()))
+        classroom = session.get(Classroom, class_id)
+        tables = class_export(session, classroom, kind, options)
+    except BaseException:
+        stack.close()
+        raise
+    stem = file_stem(classroom, kind, options.dates)
+    fallback = f"class-{class_id}-{kind}"
+    if options.dates.label():
+        fallback += f"-{options.dates.label()}"
+    return _download(
+        render(tables, file_format, language),
+        stack,
+        file_format,
+        f"{stem}.{file_format}",
+        f"{fallback}.{file_format}",
+    )
+
+
+@bp.get("/me/export")
+@login_required
+def api_own_export():
+    """Download your own history: answers (CSV), or answers and self-ratings (JSON)."""
+    file_format = request.args.get("format") or "csv"
+    if file_format not in OWN_FORMATS:
+        raise error(
+            400, "invalid_input", f"format must be csv or json, not {file_format!r}"
+        )
+    options = ExportOptions(
+        base_url=_base_url(),
+        dates=parse_date_range(request.args.get("from"), request.args.get("to")),
+    )
+    user_id = current_db_user().id
+    language = current_language()
+    get_session().commit()
+    stack = ExitStack()
+    try:
+        session = stack.enter_context(read_only_session(get_engine()))
+        user = session.get(User, user_id)
+        reviews, assessments = own_history(session, user, options)
+    except BaseException:
+        stack.close()
+        raise
+    if file_format == "csv":
+        chunks = iter_csv(reviews, language)
+    else:
+        chunks = _own_json(user, reviews, assessments)
+    fallback = f"quizsvc-history-{user.id}.{file_format}"
+    filename = f"quizsvc-{user.username}-history.{file_format}"
+    return _download(
+        (chunk.encode("utf-8") for chunk in chunks),
+        stack,
+        file_format,
+        filename,
+        fallback,
+    )
+
+
+def _own_json(user: User, reviews: Table, assessments: Table):
+    head = {
+        "username": user.username,
+        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    return iter_json_document(
+        {"reviews": reviews, "self_assessments": assessments}, head
+    )
