@@ -76,7 +76,11 @@ def build_class_history(session: Session, bank) -> ClassHistory:
     sync_bank(session, bank, now=NOW - timedelta(days=60))
     teacher = create_user(session, "teach", role="teacher")
     classroom = create_class(
-        session, teacher, "高二（3）班", timezone=CLASS_ZONE, now=NOW - timedelta(days=40)
+        session,
+        teacher,
+        "高二（3）班",
+        timezone=CLASS_ZONE,
+        now=NOW - timedelta(days=40),
     )
     ana = create_user(session, "ana")
     bo = create_user(session, "bo", display_name="Bo from the profile")
@@ -96,15 +100,23 @@ def build_class_history(session: Session, bank) -> ClassHistory:
          ("q-ordering", '["dot", "scale-mask"]'), ("q-generated", TRICKY_ANSWERS[2])]
     ):  # fmt: skip
         ana_reviews.append(
-            answer(session, ana, item_id, start + timedelta(days=offset, hours=3),
-                   answer_text=typed, duration_ms=4200 + offset)  # fmt: skip
+            answer(
+                session,
+                ana,
+                item_id,
+                start + timedelta(days=offset, hours=3),
+                answer_text=typed,
+                duration_ms=4200 + offset,
+            )  # fmt: skip
         )
     wrong = answer(
         session, ana, "q-generated", NOW - timedelta(days=2), correct=False,
         answer_text=TRICKY_ANSWERS[3], problem_kind="weights", problem_seed=42,
         problem_level=2, misconception="no_scale", duration_ms=61_500,
     )  # fmt: skip
-    record_explanation(session, ana, wrong, "=我忘了除以 √d", now=NOW - timedelta(days=2))
+    record_explanation(
+        session, ana, wrong, "=我忘了除以 √d", now=NOW - timedelta(days=2)
+    )
     ana_reviews.append(wrong)
     history.reviews["ana"] = ana_reviews
     # Bo answers at 03:30 UTC on 1 March: still 28 February in New York.

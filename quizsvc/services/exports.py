@@ -779,7 +779,7 @@ def own_history(
             )
             .where(SelfAssessment.user_id == user.id)
             .order_by(SelfAssessment.assessed_at, SelfAssessment.id)
-        ).tuples()
+        )
 
     assessments = Table(
         "self_assessments",
