@@ -10,7 +10,8 @@
   never a formula, so it needs no apostrophe); the header row is frozen. Written
   with XlsxWriter in constant-memory mode: each row goes to disk as it comes.
 - JSON lines: one object per row keyed by the column keys (datetimes as ISO
-  8601), or, for a table of one "object" column (xAPI), that object itself.
+  8601 with milliseconds and the UTC offset, as in CSV), or, for a table of
+  one "object" column (xAPI), that object itself.
 
 CSV and JSON lines are produced as an iterator of text chunks, so the same code
 fills a file and a streamed HTTP response.
@@ -24,7 +25,6 @@ import json
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
 from itertools import islice
 from typing import IO, Any
 
@@ -47,40 +47,34 @@ def neutralize(text: str) -> str:
     return text
 
 
-def iso_datetime(moment: datetime) -> str:
-    """ISO 8601 with milliseconds; UTC written as "Z"."""
-    text = moment.isoformat(timespec="milliseconds")
-    if moment.utcoffset() == UTC.utcoffset(None):
-        return text.removesuffix("+00:00") + "Z"
-    return text
+def _row_converter(table: Table, *, neutralized: bool) -> Callable[[tuple], list]:
+    """Build a function that turns a row's values into what CSV or JSON writes.
 
+    Called once per exported row, so the columns of each type are found once
+    and the common case (text that needs no apostrophe) costs no call.
+    """
+    types = [col.type for col in table.columns]
+    texts = [i for i, t in enumerate(types) if t == "text"] if neutralized else []
+    times = [i for i, t in enumerate(types) if t == "datetime"]
+    flags = [i for i, t in enumerate(types) if t == "bool"] if neutralized else []
 
-def _row_converter(
-    table: Table, conversions: dict[str, Callable[[Any], Any]]
-) -> Callable[[tuple], Sequence[Any]]:
-    """Build a function that converts the cells of the given types in a row."""
-    plan = [
-        (index, conversions[col.type])
-        for index, col in enumerate(table.columns)
-        if col.type in conversions
-    ]
-
-    def convert(row: tuple) -> Sequence[Any]:
+    def convert(row: tuple) -> list:
         cells = list(row)
-        for index, function in plan:
+        for index in texts:
+            value = cells[index]
+            if value and value[0] in FORMULA_TRIGGERS:
+                cells[index] = neutralize(value)
+        for index in times:
             value = cells[index]
             if value is not None:
-                cells[index] = function(value)
+                cells[index] = value.isoformat(timespec="milliseconds")
+        for index in flags:
+            value = cells[index]
+            if value is not None:
+                cells[index] = "true" if value else "false"
         return cells
 
     return convert
-
-
-_CSV_CONVERSIONS: dict[str, Callable[[Any], Any]] = {
-    "text": neutralize,
-    "datetime": iso_datetime,
-    "bool": lambda value: "true" if value else "false",
-}
 
 
 def iter_csv(table: Table, language: str = "zh-CN") -> Iterator[str]:
@@ -89,7 +83,7 @@ def iter_csv(table: Table, language: str = "zh-CN") -> Iterator[str]:
     writer = csv.writer(buffer, dialect="excel", lineterminator="\r\n")
     buffer.write(BOM)
     writer.writerow([neutralize(col.heading(language)) for col in table.columns])
-    convert = _row_converter(table, _CSV_CONVERSIONS)
+    convert = _row_converter(table, neutralized=True)
     rows = iter(table)
     while True:
         chunk = list(islice(rows, CHUNK_ROWS))
@@ -109,7 +103,7 @@ def iter_jsonl(table: Table) -> Iterator[str]:
     if len(keys) == 1 and table.columns[0].type == "object":
         objects: Iterable[Any] = (row[0] for row in table)
     else:
-        convert = _row_converter(table, {"datetime": iso_datetime})
+        convert = _row_converter(table, neutralized=False)
         objects = (dict(zip(keys, convert(row), strict=True)) for row in table)
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     while True:

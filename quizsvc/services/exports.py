@@ -31,7 +31,17 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
-from sqlalchemy import Select, String, and_, case, func, literal, select
+from sqlalchemy import (
+    DateTime,
+    Select,
+    String,
+    and_,
+    case,
+    func,
+    literal,
+    select,
+    type_coerce,
+)
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
@@ -301,7 +311,9 @@ def _reviews_query(
             learners.c.display_name,
             User.username,
             Review.item_id,
-            Review.reviewed_at,
+            # Plain DateTime: the UTC offset is added in _review_rows, faster
+            # than UTCDateTime's per-value hook.
+            type_coerce(Review.reviewed_at, DateTime(timezone=True)),
             Review.rating,
             Review.correct,
             Review.score,
@@ -316,23 +328,38 @@ def _reviews_query(
         .join(learners, learners.c.user_id == Review.user_id)
         .join(User, User.id == Review.user_id)
         .outerjoin(Explanation, Explanation.review_id == Review.id)
-        .order_by(Review.user_id, Review.reviewed_at, Review.id)
+        .order_by(learners.c.user_id, Review.reviewed_at, Review.id)
     )
     return _in_range(query, bounds)
+
+
+def _streamed(result) -> Iterator[tuple]:
+    """Rows of a streamed result, fetched a batch at a time."""
+    for batch in result.partitions(YIELD_PER):
+        yield from batch
 
 
 def _review_rows(
     session: Session, query: Select, zone: ZoneInfo, base: str
 ) -> Iterator[tuple]:
-    items = _items(session)
-    result = session.execute(query.execution_options(yield_per=YIELD_PER))
+    items = {
+        item_id: (info.type, info.skills, info.lesson_id)
+        for item_id, info in _items(session).items()
+    }
+    # Core rows straight from the connection: the ORM's row handling would
+    # cost more than everything else an exported row needs.
+    result = session.connection().execute(
+        query.execution_options(yield_per=YIELD_PER)
+    )
     for (review_id, user_id, number, name, username, item_id, moment, rating,
          correct, score, duration, answer, misconception, kind, seed, level,
-         explanation) in result:  # fmt: skip
-        item = items[item_id]
+         explanation) in _streamed(result):  # fmt: skip
+        if moment.tzinfo is None:  # SQLite: stored as UTC without an offset
+            moment = moment.replace(tzinfo=UTC)
+        item_type, skills, lesson_id = items[item_id]
         yield (
-            review_id, user_id, number, name, username, item_id, item.type,
-            item.skills, item.lesson_id, moment, moment.astimezone(zone), rating,
+            review_id, user_id, number, name, username, item_id, item_type,
+            skills, lesson_id, moment, moment.astimezone(zone), rating,
             correct, score, duration, answer, misconception, kind, seed, level,
             f"{base}practice/{kind}/{level}/{seed}" if kind else None,
             explanation,
