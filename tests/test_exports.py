@@ -71,10 +71,10 @@ def test_csv_values_round_trip():
     """Does every value read back as written, with only the apostrophe added?"""
     rows = read_csv("".join(iter_csv(table(), "en")))
     assert rows[0] == ["Name", "Count", "Score", "Correct", "At"]
-    assert rows[1] == ["'=1+1", "3", "-0.5", "true", "2026-03-01T15:04:05.250Z"]
+    assert rows[1] == ["'=1+1", "3", "-0.5", "true", "2026-03-01T15:04:05.250+00:00"]
     assert rows[2] == ["-0.5", "-7", "0.25", "false", "2026-03-01T10:04:05.250-05:00"]
     assert rows[3] == ['say "hi", then\r\nleave', "0", "1e-05", "", ""]
-    assert rows[4] == ["学号 2026001", "", "", "true", "2026-03-01T15:04:05.250Z"]
+    assert rows[4] == ["学号 2026001", "", "", "true", "2026-03-01T15:04:05.250+00:00"]
     assert float(rows[1][2]) == -0.5 and int(rows[2][1]) == -7
 
 
@@ -208,7 +208,7 @@ def test_jsonl_is_one_object_per_row_keyed_by_column():
         "count": 3,
         "score": -0.5,
         "right": True,
-        "at": "2026-03-01T15:04:05.250Z",
+        "at": "2026-03-01T15:04:05.250+00:00",
     }
 
 
