@@ -92,6 +92,7 @@ def register_blueprints(app: Flask) -> None:
     from quizsvc.web import (
         assess,
         auth,
+        classes,
         drill,
         explore,
         filters,
@@ -101,6 +102,7 @@ def register_blueprints(app: Flask) -> None:
         practice,
         progress,
         settings,
+        teacher,
     )
 
     filters.init_app(app)
@@ -116,6 +118,8 @@ def register_blueprints(app: Flask) -> None:
         assess.bp,
         progress.bp,
         settings.bp,
+        classes.bp,
+        teacher.bp,
     ):
         app.register_blueprint(blueprint)
     api.init_app(app)

@@ -101,6 +101,7 @@ def init_app(app: Flask) -> None:
     """Register the API blueprint and its modules."""
     from quizsvc.api import (  # noqa: F401  (modules register routes on bp)
         accounts,
+        classes,
         drill,
         exports,
         learner,

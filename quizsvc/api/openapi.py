@@ -31,6 +31,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
     meaning = {
         400: "Malformed or invalid input (the message names the field).",
         401: "Not signed in, or the bearer token is unknown or revoked.",
+        403: "Your account's role does not allow this (e.g. not a teacher).",
         404: "Not found (or not yours).",
         409: "Conflicts with the drill's state (e.g. the item is not open).",
         413: "The body is larger than MAX_CONTENT_LENGTH.",
@@ -410,6 +411,7 @@ def build_document() -> dict[str, Any]:
                 },
             },
         },
+        **_class_paths(),
         "/openapi.json": {
             "get": {
                 "summary": "This document.",
@@ -512,6 +514,172 @@ def build_document() -> dict[str, Any]:
                     }
                 ),
             },
+        },
+    }
+
+
+def _class_id_parameter() -> list[dict[str, Any]]:
+    return [{"name": "class_id", "in": "path", "required": True, "schema": INTEGER}]
+
+
+def _class_paths() -> dict[str, Any]:
+    """Classes: teachers create them and read rosters; learners join and leave."""
+    nullable = {"type": ["string", "null"]}
+    created = _object(
+        {
+            "id": INTEGER,
+            "name": STRING,
+            "term": nullable,
+            "timezone": STRING,
+            "join_code": STRING,
+            "join_url": STRING,
+        },
+        ("id", "name", "join_code", "join_url"),
+    )
+    listed = _object(
+        {
+            "id": INTEGER,
+            "name": STRING,
+            "term": nullable,
+            "timezone": STRING,
+            "role": {"type": "string", "enum": ["learner", "teacher", "admin"]},
+            "join_code": {"type": "string", "description": "Teachers only."},
+            "join_url": {"type": "string", "description": "Teachers only."},
+            "joining_open": BOOLEAN,
+            "learners": INTEGER,
+        },
+        ("id", "name", "role"),
+    )
+    learner = _object(
+        {
+            "user_id": INTEGER,
+            "username": STRING,
+            "name": STRING,
+            "student_number": nullable,
+            "joined_at": STRING,
+            "last_active": nullable,
+            "streak": INTEGER,
+            "reviews_7d": INTEGER,
+            "reviews_30d": INTEGER,
+            "reviews_in_period": INTEGER,
+            "accuracy": {"type": ["number", "null"]},
+            "overdue": INTEGER,
+            "cards": INTEGER,
+            "mean_recall": {"type": ["number", "null"]},
+        }
+    )
+    return {
+        "/classes": {
+            "get": {
+                "summary": "The classes you teach or learn in (an admin: all).",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok(
+                        "Classes.",
+                        _object({"classes": {"type": "array", "items": listed}}),
+                    ),
+                    **_errors(401),
+                },
+            },
+            "post": {
+                "summary": "Create a class (teacher and admin accounts).",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "name": STRING,
+                            "term": STRING,
+                            "timezone": {
+                                "type": "string",
+                                "description": "IANA name; Asia/Shanghai if left out.",
+                            },
+                        },
+                        ("name",),
+                    )
+                ),
+                "responses": {
+                    "201": _ok("Created; you teach it.", created),
+                    **_errors(400, 401, 403, 415),
+                },
+            },
+        },
+        "/classes/{class_id}/join-code": {
+            "post": {
+                "summary": "Replace the join code; the old one stops working.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "The new code.",
+                        _object(
+                            {"id": INTEGER, "join_code": STRING, "join_url": STRING}
+                        ),
+                    ),
+                    **_errors(401, 404),
+                },
+            }
+        },
+        "/classes/join": {
+            "post": {
+                "summary": "Join a class with its code, as a learner.",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "code": STRING,
+                            "student_number": STRING,
+                            "display_name": STRING,
+                        },
+                        ("code",),
+                    )
+                ),
+                "responses": {
+                    "201": _ok(
+                        "Joined.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "name": STRING,
+                                "student_number": nullable,
+                                "display_name": nullable,
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 404, 409, 415, 429),
+                },
+            }
+        },
+        "/classes/{class_id}/membership": {
+            "delete": {
+                "summary": "Leave a class; its teachers lose access at once.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "Left.", _object({"class_id": INTEGER, "left": BOOLEAN})
+                    ),
+                    **_errors(401, 404),
+                },
+            }
+        },
+        "/classes/{class_id}/learners": {
+            "get": {
+                "summary": "The class's learners with their summary figures.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "The roster.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "learners": {"type": "array", "items": learner},
+                            }
+                        ),
+                    ),
+                    **_errors(401, 404),
+                },
+            }
         },
     }
 
