@@ -96,6 +96,23 @@ ROUTES = [
         "/api/v1/classes/{class}/membership",
         _row(401, 404, 200, 404, 404, 404, 404, 401),
     ),
+    *(
+        ("get", f"/api/v1/classes/{{class}}/exports/{kind}?format={fmt}", TEACHER_API)
+        for kind, fmt in (
+            ("reviews", "csv"),
+            ("reviews", "xlsx"),
+            ("reviews", "jsonl"),
+            ("summary", "csv"),
+            ("summary", "xlsx"),
+            ("canvas", "csv"),
+            ("xapi", "jsonl"),
+            ("workbook", "xlsx"),
+        )
+    ),
+    *(
+        ("get", f"/api/v1/me/export?format={fmt}", _row(401, *[200] * 6, 401))
+        for fmt in ("csv", "json")
+    ),
 ]
 
 
@@ -223,7 +240,12 @@ def test_the_matrix_covers_every_teacher_and_class_api_route(world):
             path = re.sub(r"teachers/<(?:\w+:)?user_id>", "teachers/{co}", path)
             for method in rule.methods - {"HEAD", "OPTIONS"}:
                 served.add((method.lower(), path))
-    listed = {(method, path) for method, path, _expected in ROUTES}
+    # One row per export kind and format stands for the route's <kind>.
+    listed = {
+        (method, re.sub(r"/exports/\w+\?.*", "/exports/<kind>", path))
+        for method, path, _expected in ROUTES
+        if path.startswith(("/teacher", "/api/v1/classes"))
+    }
     assert served == listed
 
 

@@ -4,22 +4,23 @@ The file is streamed as it is produced (CSV and JSON lines row by row; XLSX once
 built in a temporary file). Everything that can be wrong with the request (the
 caller, the class, the kind, the format, the dates, the options) is checked
 before the first byte, so a bad request is a JSON error, never half a file.
-The rows are read through a session of their own (`read_only_session`) so a
-long download does not hold SQLite's write lock.
+The rows are read through a session of their own (`read_only_session`), opened
+when streaming starts, so a long download does not hold SQLite's write lock.
 """
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from urllib.parse import quote
 
 from flask import Response, current_app, request, stream_with_context
+from sqlalchemy.orm import Session
 
 from quizsvc.api import bp, error, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.db import get_engine, get_session, read_only_session
-from quizsvc.exports import MEDIA_TYPES, Table, iter_csv, iter_json_document, render
+from quizsvc.exports import MEDIA_TYPES, iter_csv, iter_json_document, render
 from quizsvc.i18n import current_language
 from quizsvc.models import Classroom, User
 from quizsvc.services import InvalidInput
@@ -63,18 +64,25 @@ def _options() -> ExportOptions:
 
 
 def _download(
-    blocks, stack: ExitStack, file_format: str, filename: str, fallback: str
+    produce: Callable[[Session], Iterator[bytes]],
+    file_format: str,
+    filename: str,
+    fallback: str,
 ) -> Response:
-    """Stream `blocks`, closing the export's session when done or abandoned."""
+    """Stream what `produce` yields from a read-only session of its own.
 
-    def generate():
-        with stack:
-            yield from blocks
+    The session opens with the first block and closes with the last (or when
+    the client goes away), so a response never read holds nothing open.
+    """
+    engine = get_engine()
+
+    def generate() -> Iterator[bytes]:
+        with read_only_session(engine) as session:
+            yield from produce(session)
 
     response = Response(
         stream_with_context(generate()), mimetype=MEDIA_TYPES[file_format]
     )
-    response.call_on_close(stack.close)
     response.headers["Content-Disposition"] = content_disposition(filename, fallback)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -84,32 +92,30 @@ def _download(
 @login_required
 def api_class_export(class_id: int, kind: str):
     """Download one export of a class (teachers of the class and admins only)."""
-    if class_for_teacher(get_session(), current_db_user(), class_id) is None:
+    session = get_session()
+    classroom = class_for_teacher(session, current_db_user(), class_id)
+    if classroom is None:
         raise error(404, "not_found", f"no class {class_id}")
     file_format = check_kind(kind, request.args.get("format") or None)
     options = _options()
     language = current_language()
-    # Release this request's own transaction (SQLite's write lock) before the
-    # long read; the rows come from a read-only session of their own.
-    get_session().commit()
-    stack = ExitStack()
-    try:
-        session = stack.enter_context(read_only_session(get_engine()))
-        classroom = session.get(Classroom, class_id)
-        tables = class_export(session, classroom, kind, options)
-    except BaseException:
-        stack.close()
-        raise
+    # Building the tables checks the options (an unknown lesson, say) before
+    # the first byte; their rows are read later, by the streaming session.
+    class_export(session, classroom, kind, options)
     stem = file_stem(classroom, kind, options.dates)
     fallback = f"class-{class_id}-{kind}"
     if options.dates.label():
         fallback += f"-{options.dates.label()}"
+    # End this request's transaction (on SQLite, its write lock) before the
+    # long read.
+    session.commit()
+
+    def produce(reader: Session) -> Iterator[bytes]:
+        tables = class_export(reader, reader.get(Classroom, class_id), kind, options)
+        yield from render(tables, file_format, language)
+
     return _download(
-        render(tables, file_format, language),
-        stack,
-        file_format,
-        f"{stem}.{file_format}",
-        f"{fallback}.{file_format}",
+        produce, file_format, f"{stem}.{file_format}", f"{fallback}.{file_format}"
     )
 
 
@@ -126,37 +132,30 @@ def api_own_export():
         base_url=_base_url(),
         dates=parse_date_range(request.args.get("from"), request.args.get("to")),
     )
-    user_id = current_db_user().id
+    user = current_db_user()
+    user_id, username = user.id, user.username
     language = current_language()
     get_session().commit()
-    stack = ExitStack()
-    try:
-        session = stack.enter_context(read_only_session(get_engine()))
-        user = session.get(User, user_id)
-        reviews, assessments = own_history(session, user, options)
-    except BaseException:
-        stack.close()
-        raise
-    if file_format == "csv":
-        chunks = iter_csv(reviews, language)
-    else:
-        chunks = _own_json(user, reviews, assessments)
-    fallback = f"quizsvc-history-{user.id}.{file_format}"
-    filename = f"quizsvc-{user.username}-history.{file_format}"
+
+    def produce(reader: Session) -> Iterator[bytes]:
+        me = reader.get(User, user_id)
+        reviews, assessments = own_history(reader, me, options)
+        if file_format == "csv":
+            chunks = iter_csv(reviews, language)
+        else:
+            head = {
+                "username": username,
+                "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            chunks = iter_json_document(
+                {"reviews": reviews, "self_assessments": assessments}, head
+            )
+        for chunk in chunks:
+            yield chunk.encode("utf-8")
+
     return _download(
-        (chunk.encode("utf-8") for chunk in chunks),
-        stack,
+        produce,
         file_format,
-        filename,
-        fallback,
-    )
-
-
-def _own_json(user: User, reviews: Table, assessments: Table):
-    head = {
-        "username": user.username,
-        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    return iter_json_document(
-        {"reviews": reviews, "self_assessments": assessments}, head
+        f"quizsvc-{username}-history.{file_format}",
+        f"quizsvc-history-{user_id}.{file_format}",
     )

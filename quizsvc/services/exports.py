@@ -678,13 +678,12 @@ CANVAS_COLUMNS = (
 )
 
 
-def _lesson(session: Session, lesson_id: str | None) -> Lesson:
+def _lesson(session: Session, lesson_id: str | None) -> Lesson | None:
+    """The lesson asked for (InvalidInput if unknown), else the bank's first."""
     query = select(Lesson).where(Lesson.retired_at.is_(None))
     if lesson_id is None:
-        lesson = session.scalar(query.order_by(Lesson.position).limit(1))
-        if lesson is None:
-            raise InvalidInput("no lessons yet: run `quizsvc questions sync` first")
-        return lesson
+        # None before the bank is synced: every learner then scores 0.
+        return session.scalar(query.order_by(Lesson.position).limit(1))
     lesson = session.scalar(query.where(Lesson.id == lesson_id))
     if lesson is None:
         known = ", ".join(session.scalars(select(Lesson.id).order_by(Lesson.position)))
@@ -707,10 +706,9 @@ def canvas_table(
     now = resolve_now(options.now)
     zone = ZoneInfo(classroom.timezone)
     lesson = _lesson(session, options.lesson_id)
-    skills = [skill.id for skill in _skills(session, lesson.id)]
-    title = options.assignment or (
-        f"quizsvc {lesson.title.get('en') or lesson.id} ({options.rule})"
-    )
+    skills = [skill.id for skill in _skills(session, lesson.id)] if lesson else []
+    lesson_name = f" {lesson.title.get('en') or lesson.id}" if lesson else ""
+    title = options.assignment or f"quizsvc{lesson_name} ({options.rule})"
     columns = (*CANVAS_COLUMNS, column("score", title, title, "float"))
     learners = _learners(session, classroom)
     section = classroom.name
@@ -724,10 +722,12 @@ def canvas_table(
                 / max(1, len(skills))
                 for user_id in user_ids
             }
-        else:
+        elif lesson is not None:
             shares = _lesson_accuracy(
                 session, classroom, lesson.id, options.dates.bounds(zone)
             )
+        else:
+            shares = {}
         for learner in learners:
             yield (
                 learner.display_name or learner.username, None,
