@@ -1,4 +1,4 @@
-"""Export file formats: CSV that spreadsheets open safely, typed XLSX, JSON lines, xAPI."""
+"""Export formats: CSV that spreadsheets open safely, typed XLSX, JSON lines, xAPI."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from quizsvc.exports import (
     neutralize,
     render,
     write_xlsx,
+    writers,
 )
-from quizsvc.exports import writers
 from quizsvc.exports.xapi import iso_duration, statement_id
 
 NEW_YORK = ZoneInfo("America/New_York")

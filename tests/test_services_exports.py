@@ -44,7 +44,8 @@ def export(session, history, kind, **options):
     options.setdefault("base_url", BASE)
     options.setdefault("now", NOW)
     (table,) = class_export(session, history.classroom, kind, ExportOptions(**options))
-    return table, [dict(zip((c.key for c in table.columns), row)) for row in table]
+    keys = [column.key for column in table.columns]
+    return table, [dict(zip(keys, row, strict=True)) for row in table]
 
 
 # --- reviews -------------------------------------------------------------------------

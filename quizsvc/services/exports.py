@@ -333,10 +333,18 @@ def _reviews_query(
     return _in_range(query, bounds)
 
 
-def _streamed(result) -> Iterator[tuple]:
-    """Rows of a streamed result, fetched a batch at a time."""
-    for batch in result.partitions(YIELD_PER):
-        yield from batch
+def _streamed(session: Session, query: Select) -> Iterator[tuple]:
+    """Run a query with a server-side cursor; yield its rows a batch at a time.
+
+    Core rows straight from the connection: the ORM's row handling would cost
+    more than everything else an exported row needs. The cursor is closed
+    when the rows run out or the reader stops early.
+    """
+    with session.connection().execute(
+        query.execution_options(yield_per=YIELD_PER)
+    ) as result:
+        for batch in result.partitions(YIELD_PER):
+            yield from batch
 
 
 def _review_rows(
@@ -346,14 +354,9 @@ def _review_rows(
         item_id: (info.type, info.skills, info.lesson_id)
         for item_id, info in _items(session).items()
     }
-    # Core rows straight from the connection: the ORM's row handling would
-    # cost more than everything else an exported row needs.
-    result = session.connection().execute(
-        query.execution_options(yield_per=YIELD_PER)
-    )
     for (review_id, user_id, number, name, username, item_id, moment, rating,
          correct, score, duration, answer, misconception, kind, seed, level,
-         explanation) in _streamed(result):  # fmt: skip
+         explanation) in _streamed(session, query):  # fmt: skip
         if moment.tzinfo is None:  # SQLite: stored as UTC without an offset
             moment = moment.replace(tzinfo=UTC)
         item_type, skills, lesson_id = items[item_id]
@@ -549,11 +552,11 @@ def _streaks(session: Session, classroom: Classroom, now: datetime) -> dict[int,
         today_start[user_id] = start
     days: dict[int, set[int]] = defaultdict(set)
     horizon = now - timedelta(days=STREAK_HORIZON_DAYS + 1)
-    for user_id, moment in session.execute(
+    for user_id, moment in _streamed(
+        session,
         select(Review.user_id, Review.reviewed_at)
         .join(learners, learners.c.user_id == Review.user_id)
-        .where(Review.reviewed_at >= horizon)
-        .execution_options(yield_per=YIELD_PER)
+        .where(Review.reviewed_at >= horizon),
     ):
         start = today_start[user_id]
         # -1 is today, 0 yesterday, 1 the day before, ...
