@@ -248,3 +248,15 @@ def test_own_export_refuses_other_formats(world):
     response = learner_client(world).get("/api/v1/me/export?format=xlsx")
     assert response.status_code == 400
     assert "csv or json" in response.json["message"]
+
+
+def test_settings_page_links_to_both_downloads(world):
+    """Can a learner find their own export on the Settings page?"""
+    client = learner_client(world)
+    page = client.get("/settings?lang=en").get_data(as_text=True)
+    assert 'href="/api/v1/me/export?format=csv"' in page
+    assert 'href="/api/v1/me/export?format=json"' in page
+    assert "My history (CSV)" in page
+    assert "我的记录（CSV）" in client.get("/settings?lang=zh-CN").get_data(
+        as_text=True
+    )
