@@ -234,3 +234,26 @@ def test_any_ordered_pair_of_dates_is_a_period(start, days):
     period = class_reports.parse_period(start.isoformat(), end.isoformat(), "UTC")
     lower, upper = period.bounds()
     assert upper - lower == timedelta(days=days + 1)
+
+
+@pytest.mark.parametrize("answers", [1, 2, 17, 40])
+def test_median_times_are_exact(db_session, small_bank, answers):
+    """Is the median read from the per-second histogram the true median?"""
+    import random
+    import statistics
+
+    sync_bank(db_session, small_bank, now=NOW - timedelta(days=60))
+    teacher = create_user(db_session, "wang", role="teacher")
+    classroom = create_class(db_session, teacher, "班")
+    learner = create_user(db_session, "ana")
+    join_class(db_session, learner, classroom.join_code)
+    rng = random.Random(answers)
+    # Times cluster in a few seconds so that medians often share a second.
+    durations = [rng.choice([900, 4000, 4999, 5000, 12000]) + rng.randrange(999)
+                 for _ in range(answers)]  # fmt: skip
+    for n, duration in enumerate(durations):
+        answer(db_session, learner, "scores-1", n % 2 == 0,
+               timedelta(hours=answers - n), duration_ms=duration)  # fmt: skip
+    db_session.commit()
+    (report,) = class_reports.class_items(db_session, classroom)
+    assert report.median_ms == statistics.median(durations)

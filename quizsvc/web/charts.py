@@ -401,7 +401,6 @@ def recall_grid_svg(
     col_labels: Sequence[str],
     col_titles: Sequence[str],
     title: str,
-    empty_label: str,
     cell: int = 30,
     row_height: int = 20,
 ) -> Markup:
@@ -442,13 +441,13 @@ def recall_grid_svg(
             v = float(values[i, j])
             empty = math.isnan(v)
             fill = "url(#no-data-hatch)" if empty else _cell_fill(v)
-            text = empty_label if empty else f"{round(v * 100)}%"
             ink = "#ffffff" if not empty and v > 0.55 else "#222"
             x = left + j * cell
+            # No tooltip per cell: the table beside the chart is its text form,
+            # and 2,000 tooltips would weigh more than the chart.
             parts.append(
                 f'<rect class="cell" x="{x}" y="{y0}" width="{cell - 2}" '
-                f'height="{row_height - 2}" fill="{fill}"><title>{escape(label)} · '
-                f"{escape(col_titles[j])}: {escape(text)}</title></rect>"
+                f'height="{row_height - 2}" fill="{fill}"/>'
             )
             if not empty:
                 parts.append(

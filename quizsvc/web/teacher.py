@@ -60,15 +60,15 @@ bp = Blueprint("teacher", __name__, url_prefix="/teacher")
 
 # The overview's columns: (sort key, heading); the first sort is ascending.
 OVERVIEW_COLUMNS = (
-    ("number", "Student number"),
-    ("name", "Name"),
-    ("last_active", "Last active"),
-    ("streak", "Streak"),
-    ("reviews_7d", "Answers, 7 days"),
-    ("reviews_30d", "Answers, 30 days"),
-    ("overdue", "Overdue"),
-    ("accuracy", "Accuracy"),
-    ("recall", "Recall now"),
+    ("number", _l("Student number")),
+    ("name", _l("Name")),
+    ("last_active", _l("Last active")),
+    ("streak", _l("Streak")),
+    ("reviews_7d", _l("Answers, 7 days")),
+    ("reviews_30d", _l("Answers, 30 days")),
+    ("overdue", _l("Overdue")),
+    ("accuracy", _l("Accuracy")),
+    ("recall", _l("Recall now")),
 )
 # Export buttons on the overview (the routes live in the API's exports module).
 EXPORTS = (
@@ -237,7 +237,7 @@ def overview(class_id: int):
         rows=rows,
         sort=sort,
         descending=descending,
-        columns=[(key, _(label)) for key, label in OVERVIEW_COLUMNS],
+        columns=[(key, str(label)) for key, label in OVERVIEW_COLUMNS],
         heatmap=heatmap,
         heatmap_names=[names[user_id] for user_id in heatmap.user_ids],
         heatmap_svg=recall_grid_svg(
@@ -246,7 +246,6 @@ def overview(class_id: int):
             col_labels=[str(j + 1) for j in range(len(heatmap.skills))],
             col_titles=[localized(skill.title) for skill in heatmap.skills],
             title=_("Recall now per learner and skill"),
-            empty_label=_("no cards"),
         )
         if heatmap.user_ids and heatmap.skills
         else None,
