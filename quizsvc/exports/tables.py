@@ -13,8 +13,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-# "text" cells may hold text that users typed (names, answers, explanations).
-ValueType = Literal["text", "int", "float", "bool", "datetime"]
+# "text" cells may hold text that users typed (names, answers, explanations);
+# "key" cells hold text quizsvc makes (ids, kinds, links), which never starts
+# like a spreadsheet formula; "object" is a whole JSON object (xAPI).
+ValueType = Literal["text", "key", "int", "float", "bool", "datetime", "object"]
 
 
 @dataclass(frozen=True)

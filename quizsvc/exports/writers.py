@@ -169,7 +169,9 @@ def write_xlsx(tables: Iterable[Table], target: str | IO[bytes], language: str) 
 
 def _write_sheets(workbook: Any, table: Table, language: str, header: Any) -> None:
     headings = [col.heading(language) for col in table.columns]
-    text_columns = [i for i, col in enumerate(table.columns) if col.type == "text"]
+    text_columns = [
+        i for i, col in enumerate(table.columns) if col.type in ("text", "key")
+    ]
     base = table.sheet_name(language)[:25]
     part, row_index, sheet = 1, XLSX_MAX_ROWS, None
     for row in table:

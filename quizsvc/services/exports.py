@@ -270,10 +270,10 @@ REVIEW_COLUMNS = (
     column("student_number", "Student number", "学号"),
     column("display_name", "Name", "姓名"),
     column("username", "Username", "用户名"),
-    column("item_id", "Item id", "题目编号"),
-    column("item_type", "Item type", "题型"),
-    column("skills", "Skills", "技能"),
-    column("lesson", "Lesson", "课程"),
+    column("item_id", "Item id", "题目编号", "key"),
+    column("item_type", "Item type", "题型", "key"),
+    column("skills", "Skills", "技能", "key"),
+    column("lesson", "Lesson", "课程", "key"),
     column("reviewed_at_utc", "Answered at (UTC)", "作答时间（UTC）", "datetime"),
     column(
         "reviewed_at_local",
@@ -286,11 +286,11 @@ REVIEW_COLUMNS = (
     column("score", "Score (0-1)", "得分（0-1）", "float"),
     column("duration_ms", "Time taken (ms)", "用时（毫秒）", "int"),
     column("answer", "Answer as typed", "作答原文"),
-    column("misconception", "Misconception", "典型错误"),
-    column("problem_kind", "Problem kind", "题目类型"),
+    column("misconception", "Misconception", "典型错误", "key"),
+    column("problem_kind", "Problem kind", "题目类型", "key"),
     column("problem_seed", "Problem seed", "题目种子", "int"),
     column("problem_level", "Problem level", "题目难度", "int"),
-    column("permalink", "Problem permalink", "题目链接"),
+    column("permalink", "Problem permalink", "题目链接", "key"),
     column("explanation", "Explanation written", "错因说明"),
 )
 
@@ -815,7 +815,7 @@ def own_history(
         "self_assessments",
         {"en": "Self-assessments", "zh-CN": "自评"},
         (
-            column("skill_id", "Skill", "技能"),
+            column("skill_id", "Skill", "技能", "key"),
             column("level", "Level (0-3)", "等级（0-3）", "int"),
             column("note", "Note", "备注"),
             column("assessed_at", "Rated at (UTC)", "自评时间（UTC）", "datetime"),
