@@ -117,7 +117,7 @@ def test_numbers_are_never_altered(number):
     """Is a numeric cell written as the number itself (−0.5 stays a number)?"""
     columns = (column("n", "N", "N", "float"),)
     rows = read_csv("".join(iter_csv(table([(number,)], columns), "en")))
-    assert float(rows[1][0]) == number
+    assert type(number)(rows[1][0]) == number
     assert not rows[1][0].startswith("'")
 
 
