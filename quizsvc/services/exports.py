@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -44,7 +44,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from quizsvc import scheduling
 from quizsvc.exports.tables import Column, Table, column
 from quizsvc.exports.xapi import review_statement
 from quizsvc.models import (
@@ -57,12 +56,15 @@ from quizsvc.models import (
     Membership,
     Review,
     SelfAssessment,
-    Skill,
     User,
 )
 from quizsvc.services import InvalidInput, resolve_now
-from quizsvc.services.classes import class_learners
-from quizsvc.services.progress import card_retrievability
+from quizsvc.services.class_reports import (
+    Period,
+    SkillHeatmap,
+    class_overview,
+    skills_in_order,
+)
 
 KINDS = ("reviews", "summary", "canvas", "xapi", "workbook")
 FORMATS = {
@@ -91,16 +93,9 @@ class DateRange:
     start: date | None = None
     end: date | None = None
 
-    def bounds(self, zone: ZoneInfo) -> tuple[datetime | None, datetime | None]:
-        """The range as UTC instants [from, to) for days in the time zone."""
-
-        def midnight(day: date) -> datetime:
-            return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
-
-        return (
-            midnight(self.start) if self.start else None,
-            midnight(self.end + timedelta(days=1)) if self.end else None,
-        )
+    def period(self, timezone: str) -> Period:
+        """The range as days of a time zone (the class's)."""
+        return Period(self.start, self.end, timezone)
 
     def label(self) -> str:
         """A file-name part such as "2026-03-01_2026-03-31" ("" when open)."""
@@ -369,12 +364,18 @@ def _review_rows(
         )  # fmt: skip
 
 
+def _class_reviews(classroom: Classroom, options: ExportOptions) -> Select:
+    """The reviews of the class's learners in the date range (class days)."""
+    bounds = options.dates.period(classroom.timezone).bounds()
+    return _reviews_query(_class_learners(classroom), bounds)
+
+
 def reviews_table(
     session: Session, classroom: Classroom, options: ExportOptions
 ) -> Table:
     """One row per review of the class's learners in the date range."""
     zone = ZoneInfo(classroom.timezone)
-    query = _reviews_query(_class_learners(classroom), options.dates.bounds(zone))
+    query = _class_reviews(classroom, options)
     return Table(
         "reviews",
         {"en": "Reviews", "zh-CN": "答题记录"},
@@ -385,10 +386,7 @@ def reviews_table(
 
 def count_rows(session: Session, classroom: Classroom, options: ExportOptions) -> int:
     """How many reviews a reviews or xAPI export of the class will hold."""
-    zone = ZoneInfo(classroom.timezone)
-    return _count(
-        session, _reviews_query(_class_learners(classroom), options.dates.bounds(zone))
-    )
+    return _count(session, _class_reviews(classroom, options))
 
 
 # --- xAPI --------------------------------------------------------------------------
@@ -397,7 +395,7 @@ def count_rows(session: Session, classroom: Classroom, options: ExportOptions) -
 def xapi_table(session: Session, classroom: Classroom, options: ExportOptions) -> Table:
     """One xAPI statement per review of the class's learners in the date range."""
     zone = ZoneInfo(classroom.timezone)
-    query = _reviews_query(_class_learners(classroom), options.dates.bounds(zone))
+    query = _class_reviews(classroom, options)
     lessons = dict(session.execute(select(Lesson.id, Lesson.title)).all())
     items = _items(session)
 
@@ -436,66 +434,7 @@ def xapi_table(session: Session, classroom: Classroom, options: ExportOptions) -
     )
 
 
-# --- per learner: recall, accuracy, self-ratings, streaks -----------------------
-
-
-@dataclass(frozen=True)
-class _Learner:
-    user_id: int
-    student_number: str | None
-    display_name: str | None
-    username: str
-
-
-def _learners(session: Session, classroom: Classroom) -> list[_Learner]:
-    """The class's learners in the roster's order (student number, then name)."""
-    return [
-        _Learner(
-            membership.user_id,
-            membership.student_number,
-            membership.display_name or membership.user.display_name,
-            membership.user.username,
-        )
-        for membership in class_learners(session, classroom)
-    ]
-
-
-def _skills(session: Session, lesson_id: str | None = None) -> list[Skill]:
-    query = (
-        select(Skill)
-        .join(Lesson, Lesson.id == Skill.lesson_id)
-        .where(Skill.retired_at.is_(None))
-        .order_by(Lesson.position, Skill.position)
-    )
-    if lesson_id is not None:
-        query = query.where(Skill.lesson_id == lesson_id)
-    return list(session.scalars(query))
-
-
-def _recall_by_skill(
-    session: Session, user_ids: list[int], now: datetime
-) -> dict[tuple[int, str], float]:
-    """Mean predicted recall now of each learner's started cards, per skill."""
-    recall = card_retrievability(session, user_ids, now)
-    if not len(recall.card_id):
-        return {}
-    links: dict[str, list[str]] = defaultdict(list)
-    for item_id, skill_id in session.execute(
-        select(ItemSkill.item_id, ItemSkill.skill_id)
-    ):
-        links[item_id].append(skill_id)
-    sums: dict[tuple[int, str], list[float]] = defaultdict(lambda: [0.0, 0])
-    for user_id, item_id, value in zip(
-        recall.user_id.tolist(), recall.item_id, recall.retrievability.tolist(),
-        strict=True,
-    ):  # fmt: skip
-        if np.isnan(value):
-            continue
-        for skill_id in links[item_id]:
-            entry = sums[(user_id, skill_id)]
-            entry[0] += value
-            entry[1] += 1
-    return {key: total / count for key, (total, count) in sums.items() if count}
+# --- per learner: the dashboard's figures, accuracy per skill, self-ratings ------
 
 
 def _accuracy_by_skill(
@@ -532,61 +471,19 @@ def _latest_self_ratings(
     return latest
 
 
-def _streaks(session: Session, classroom: Classroom, now: datetime) -> dict[int, int]:
-    """Each learner's streak, counted in their own days as their Today page does."""
-    learners = _class_learners(classroom)
-    today_start = {}
-    for user_id, profile_zone, zone, rollover in session.execute(
-        select(
-            User.id,
-            User.timezone,
-            LearnerSettings.timezone,
-            LearnerSettings.rollover_hour,
-        )
-        .join(learners, learners.c.user_id == User.id)
-        .outerjoin(LearnerSettings, LearnerSettings.user_id == User.id)
-    ):
-        start, _end = scheduling.learner_day(
-            now, zone or profile_zone, 4 if rollover is None else rollover
-        )
-        today_start[user_id] = start
-    days: dict[int, set[int]] = defaultdict(set)
-    horizon = now - timedelta(days=STREAK_HORIZON_DAYS + 1)
-    for user_id, moment in _streamed(
-        session,
-        select(Review.user_id, Review.reviewed_at)
-        .join(learners, learners.c.user_id == Review.user_id)
-        .where(Review.reviewed_at >= horizon),
-    ):
-        start = today_start[user_id]
-        # -1 is today, 0 yesterday, 1 the day before, ...
-        days[user_id].add((start - moment).days if moment < start else -1)
-    streaks = {}
-    for user_id, seen in days.items():
-        streak, offset = (1 if -1 in seen else 0), 0
-        while offset in seen:
-            streak, offset = streak + 1, offset + 1
-        streaks[user_id] = streak
-    return streaks
-
-
-def _activity(
-    session: Session, classroom: Classroom, bounds: tuple[datetime | None, ...]
-) -> dict[int, tuple[int, datetime]]:
-    learners = _class_learners(classroom)
-    query = (
-        select(Review.user_id, func.count(), func.max(Review.reviewed_at))
-        .join(learners, learners.c.user_id == Review.user_id)
-        .group_by(Review.user_id)
-    )
-    return {
-        user_id: (total, last)
-        for user_id, total, last in session.execute(_in_range(query, bounds))
-    }
-
-
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), 4)
+
+
+def _recall(heatmap: SkillHeatmap, learner: int, skill: int) -> float | None:
+    """A heatmap cell's mean recall, None where the learner has no card."""
+    if not heatmap.cards[learner, skill]:
+        return None
+    return _rounded(heatmap.recall[learner, skill])
+
+
+def _learner_count(session: Session, classroom: Classroom) -> int:
+    return session.scalar(select(func.count()).select_from(_class_learners(classroom)))
 
 
 SUMMARY_COLUMNS = (
@@ -616,8 +513,8 @@ def summary_table(
     """
     now = resolve_now(options.now)
     zone = ZoneInfo(classroom.timezone)
-    bounds = options.dates.bounds(zone)
-    skills = _skills(session)
+    period = options.dates.period(classroom.timezone)
+    skills = skills_in_order(session)
     columns = list(SUMMARY_COLUMNS)
     for skill in skills:
         title = skill.title
@@ -630,12 +527,12 @@ def summary_table(
             column(f"self_rating_{skill.id}", f"Self-rating (0-3): {title['en']}",
                    f"自评（0-3）：{title['zh-CN']}", "int"),
         ]  # fmt: skip
-    learners = _learners(session, classroom)
 
     def rows() -> Iterator[tuple]:
-        user_ids = [learner.user_id for learner in learners]
-        recall = _recall_by_skill(session, user_ids, now)
-        accuracy_end = min(now, bounds[1]) if bounds[1] else now
+        # The dashboard's figures: the same streaks, activity and recall.
+        overview = class_overview(session, classroom, period=period, now=now)
+        end = period.bounds()[1]
+        accuracy_end = min(now, end) if end else now
         accuracy = _accuracy_by_skill(
             session,
             classroom,
@@ -643,19 +540,17 @@ def summary_table(
             accuracy_end,
         )
         ratings = _latest_self_ratings(session, classroom)
-        streaks = _streaks(session, classroom, now)
-        activity = _activity(session, classroom, bounds)
-        for learner in learners:
-            total, last = activity.get(learner.user_id, (0, None))
+        for i, learner in enumerate(overview.rows):
+            last = learner.last_active
             row: list[Any] = [
-                learner.user_id, learner.student_number, learner.display_name,
-                learner.username, total, streaks.get(learner.user_id, 0), last,
+                learner.user_id, learner.student_number, learner.name,
+                learner.username, learner.reviews_in_period, learner.streak, last,
                 last.astimezone(zone) if last else None,
             ]  # fmt: skip
-            for skill in skills:
+            for j, skill in enumerate(overview.heatmap.skills):
                 key = (learner.user_id, skill.id)
                 row += [
-                    _rounded(recall.get(key)),
+                    _recall(overview.heatmap, i, j),
                     _rounded(accuracy.get(key)),
                     ratings.get(key),
                 ]
@@ -666,7 +561,7 @@ def summary_table(
         {"en": "Class summary", "zh-CN": "班级概况"},
         tuple(columns),
         rows(),
-        count=len(learners),
+        count=_learner_count(session, classroom),
     )
 
 
@@ -707,34 +602,35 @@ def canvas_table(
     Headers stay in English whatever the language: Canvas matches them by name.
     """
     now = resolve_now(options.now)
-    zone = ZoneInfo(classroom.timezone)
+    period = options.dates.period(classroom.timezone)
     lesson = _lesson(session, options.lesson_id)
-    skills = [skill.id for skill in _skills(session, lesson.id)] if lesson else []
     lesson_name = f" {lesson.title.get('en') or lesson.id}" if lesson else ""
     title = options.assignment or f"quizsvc{lesson_name} ({options.rule})"
     columns = (*CANVAS_COLUMNS, column("score", title, title, "float"))
-    learners = _learners(session, classroom)
     section = classroom.name
 
     def rows() -> Iterator[tuple]:
-        user_ids = [learner.user_id for learner in learners]
+        overview = class_overview(session, classroom, period=period, now=now)
+        heatmap = overview.heatmap
         if options.rule == "mastery":
-            recall = _recall_by_skill(session, user_ids, now)
+            lesson_skills = [
+                j
+                for j, skill in enumerate(heatmap.skills)
+                if lesson is not None and skill.lesson_id == lesson.id
+            ]
+            recall = np.where(heatmap.cards > 0, heatmap.recall, 0.0)
             shares = {
-                user_id: sum(recall.get((user_id, s), 0.0) for s in skills)
-                / max(1, len(skills))
-                for user_id in user_ids
+                user_id: float(recall[i, lesson_skills].sum()) / len(lesson_skills)
+                for i, user_id in enumerate(heatmap.user_ids)
+                if lesson_skills
             }
         elif lesson is not None:
-            shares = _lesson_accuracy(
-                session, classroom, lesson.id, options.dates.bounds(zone)
-            )
+            shares = _lesson_accuracy(session, classroom, lesson.id, period.bounds())
         else:
             shares = {}
-        for learner in learners:
+        for learner in overview.rows:
             yield (
-                learner.display_name or learner.username, None,
-                learner.student_number, None, section,
+                learner.name, None, learner.student_number, None, section,
                 round(shares.get(learner.user_id, 0.0) * options.points, 2),
             )  # fmt: skip
 
@@ -743,7 +639,7 @@ def canvas_table(
         {"en": "Canvas", "zh-CN": "Canvas 成绩"},
         columns,
         rows(),
-        count=len(learners) + 1,
+        count=_learner_count(session, classroom) + 1,
         preamble=(("Points Possible", None, None, None, None, _points(options)),),
     )
 
@@ -781,7 +677,8 @@ def own_history(
 ) -> tuple[Table, Table]:
     """The learner's own reviews and self-assessments (their zone's dates)."""
     settings = session.get(LearnerSettings, user.id)
-    zone = ZoneInfo(settings.timezone if settings else user.timezone)
+    zone_name = settings.timezone if settings else user.timezone
+    zone = ZoneInfo(zone_name)
     me = (
         select(
             User.id.label("user_id"),
@@ -791,7 +688,7 @@ def own_history(
         .where(User.id == user.id)
         .subquery("learners")
     )
-    query = _reviews_query(me, options.dates.bounds(zone))
+    query = _reviews_query(me, options.dates.period(zone_name).bounds())
     reviews = Table(
         "reviews",
         {"en": "Reviews", "zh-CN": "答题记录"},
