@@ -105,7 +105,7 @@ def test_export_to_standard_output(run, history):
         (["grades"], "'grades' is not one of"),
         (["xapi", "--format", "csv"], "xapi exports as jsonl, not 'csv'"),
         (["reviews", "--format", "pdf"], "'pdf' is not one of"),
-        (["reviews", "--from", "2026-02-30"], "from: '2026-02-30' is not a date"),
+        (["reviews", "--from", "2026-02-30"], "'2026-02-30' is not a date"),
         (["reviews", "--from", "2026-03-02", "--to", "2026-03-01"], "is after"),
         (["canvas", "--lesson", "lesson-99"], "unknown lesson 'lesson-99'"),
         (["canvas", "--points", "0"], "not in the range 0<x<=100000"),

@@ -126,9 +126,9 @@ def test_date_range_is_read_in_the_class_time_zone(
 @pytest.mark.parametrize(
     "start, end, message",
     [
-        ("2026-13-01", None, "from: '2026-13-01' is not a date"),
-        (None, "yesterday", "to: 'yesterday' is not a date"),
-        ("2026-03-02", "2026-03-01", "is after"),
+        ("2026-13-01", None, "start date '2026-13-01' is not a date"),
+        (None, "yesterday", "end date 'yesterday' is not a date"),
+        ("2026-03-02", "2026-03-01", "start date is after the end date"),
     ],
 )
 def test_bad_date_ranges_are_refused(start, end, message):

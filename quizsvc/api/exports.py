@@ -23,7 +23,6 @@ from quizsvc.db import get_engine, get_session, read_only_session
 from quizsvc.exports import MEDIA_TYPES, iter_csv, iter_json_document, render
 from quizsvc.i18n import current_language
 from quizsvc.models import Classroom, User
-from quizsvc.services import InvalidInput
 from quizsvc.services.classes import class_for_teacher
 from quizsvc.services.exports import (
     DEFAULT_BASE_URL,
@@ -34,6 +33,7 @@ from quizsvc.services.exports import (
     own_history,
     parse_date_range,
 )
+from quizsvc.services.messages import LocalizedInvalidInput
 
 OWN_FORMATS = ("csv", "json")
 
@@ -52,7 +52,9 @@ def _options() -> ExportOptions:
     try:
         points = float(args.get("points", "100"))
     except ValueError:
-        raise InvalidInput("points must be a number") from None
+        raise LocalizedInvalidInput(
+            "满分必须是一个数。", "points must be a number"
+        ) from None
     return ExportOptions(
         base_url=_base_url(),
         dates=parse_date_range(args.get("from"), args.get("to")),
@@ -125,8 +127,9 @@ def api_own_export():
     """Download your own history: answers (CSV), or answers and self-ratings (JSON)."""
     file_format = request.args.get("format") or "csv"
     if file_format not in OWN_FORMATS:
-        raise error(
-            400, "invalid_input", f"format must be csv or json, not {file_format!r}"
+        raise LocalizedInvalidInput(
+            f"格式只能是 csv 或 json，不能是“{file_format}”。",
+            f"format must be csv or json, not {file_format!r}",
         )
     options = ExportOptions(
         base_url=_base_url(),

@@ -58,13 +58,15 @@ from quizsvc.models import (
     SelfAssessment,
     User,
 )
-from quizsvc.services import InvalidInput, resolve_now
+from quizsvc.services import resolve_now
 from quizsvc.services.class_reports import (
     Period,
     SkillHeatmap,
     class_overview,
+    parse_period,
     skills_in_order,
 )
+from quizsvc.services.messages import LocalizedInvalidInput
 
 KINDS = ("reviews", "summary", "canvas", "xapi", "workbook")
 FORMATS = {
@@ -105,21 +107,13 @@ class DateRange:
 
 
 def parse_date_range(start: str | None, end: str | None) -> DateRange:
-    """Read YYYY-MM-DD days (empty means open); refuse bad dates and start > end."""
-    days = []
-    for name, text in (("from", start), ("to", end)):
-        if text is None or not text.strip():
-            days.append(None)
-            continue
-        try:
-            days.append(date.fromisoformat(text.strip()))
-        except ValueError:
-            raise InvalidInput(
-                f"{name}: {text!r} is not a date; write it as YYYY-MM-DD"
-            ) from None
-    if days[0] and days[1] and days[0] > days[1]:
-        raise InvalidInput(f"from ({days[0]}) is after to ({days[1]})")
-    return DateRange(days[0], days[1])
+    """Read YYYY-MM-DD days (empty means open) as the dashboard's date filter does.
+
+    A malformed date or a start after the end is an InvalidInput in both
+    languages.
+    """
+    period = parse_period(start, end, "UTC")
+    return DateRange(period.start, period.end)
 
 
 @dataclass(frozen=True)
@@ -138,11 +132,15 @@ class ExportOptions:
 
     def __post_init__(self) -> None:
         if self.rule not in CANVAS_RULES:
-            raise InvalidInput(
-                f"unknown score rule {self.rule!r}: choose {' or '.join(CANVAS_RULES)}"
+            raise LocalizedInvalidInput(
+                f"未知的计分规则“{self.rule}”：请选 mastery 或 accuracy。",
+                f"unknown score rule {self.rule!r}: choose mastery or accuracy",
             )
         if not 0 < self.points <= 100_000:
-            raise InvalidInput("points must be more than 0 and at most 100000")
+            raise LocalizedInvalidInput(
+                "满分必须大于 0，且不超过 100000。",
+                "points must be more than 0 and at most 100000",
+            )
 
     @property
     def base(self) -> str:
@@ -153,13 +151,17 @@ class ExportOptions:
 def check_kind(kind: str, file_format: str | None) -> str:
     """Return the format to use for a kind (its first when None); refuse others."""
     if kind not in FORMATS:
-        raise InvalidInput(f"unknown export {kind!r}: choose one of {', '.join(KINDS)}")
+        raise LocalizedInvalidInput(
+            f"没有“{kind}”这种导出；可选：{'、'.join(KINDS)}。",
+            f"unknown export {kind!r}: choose one of {', '.join(KINDS)}",
+        )
     formats = FORMATS[kind]
     if file_format is None:
         return formats[0]
     if file_format not in formats:
-        raise InvalidInput(
-            f"{kind} exports as {', '.join(formats)}, not {file_format!r}"
+        raise LocalizedInvalidInput(
+            f"{kind} 只能导出为 {'、'.join(formats)}，不能导出为“{file_format}”。",
+            f"{kind} exports as {', '.join(formats)}, not {file_format!r}",
         )
     return file_format
 
@@ -585,7 +587,10 @@ def _lesson(session: Session, lesson_id: str | None) -> Lesson | None:
     lesson = session.scalar(query.where(Lesson.id == lesson_id))
     if lesson is None:
         known = ", ".join(session.scalars(select(Lesson.id).order_by(Lesson.position)))
-        raise InvalidInput(f"unknown lesson {lesson_id!r}; known: {known}")
+        raise LocalizedInvalidInput(
+            f"没有“{lesson_id}”这一课；现有：{known}。",
+            f"unknown lesson {lesson_id!r}; known: {known}",
+        )
     return lesson
 
 
