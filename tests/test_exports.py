@@ -222,6 +222,8 @@ def test_json_document_holds_every_table():
     assert document["x"] == 1
     assert [len(document[key]) for key in "abc"] == [len(ROWS), 1, 0]
     assert document["a"][2]["name"] == 'say "hi", then\r\nleave'
+    alone = json.loads("".join(iter_json_document({"c": table([])}, {})))
+    assert alone == {"c": []}
 
 
 # --- xAPI pieces --------------------------------------------------------------------

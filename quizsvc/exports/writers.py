@@ -116,8 +116,10 @@ def iter_jsonl(table: Table) -> Iterator[str]:
 def iter_json_document(parts: dict[str, Table], head: dict[str, Any]) -> Iterator[str]:
     """Yield one JSON object: `head`'s fields, then each table as an array of rows."""
     yield json.dumps(head, ensure_ascii=False)[:-1]
+    separator = ", " if head else ""
     for name, table in parts.items():
-        yield f", {json.dumps(name)}: ["
+        yield f"{separator}{json.dumps(name)}: ["
+        separator = ", "
         first = True
         for chunk in iter_jsonl(table):
             lines = chunk.rstrip("\n").replace("\n", ",\n")
