@@ -16,6 +16,7 @@ from flask.cli import ScriptInfo, routes_command, shell_command
 from quizsvc import create_app
 from quizsvc.commands.db import db_group, questions_sync_command
 from quizsvc.commands.demo import demo_data_command
+from quizsvc.commands.export import export_command
 from quizsvc.commands.fsrs import fsrs_group
 from quizsvc.commands.problems import check_command, problem_command
 from quizsvc.commands.questions import questions as questions_group
@@ -174,3 +175,4 @@ main.add_command(demo_data_command)
 main.add_command(problem_command)
 main.add_command(check_command)
 main.add_command(users_group)
+main.add_command(export_command)

@@ -50,6 +50,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 EXTENSION_KEY = "quizsvc.db"
+READ_ONLY_OPTION = "quizsvc_read_only"
 BUSY_TIMEOUT_SECONDS = 15
 SQLITE_SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
 # Any constant works: it only has to be the same for every quizsvc process
@@ -113,6 +114,11 @@ def _sqlite_on_connect(dbapi_connection: Any, synchronous: str) -> None:
 
 
 def _sqlite_begin(connection: Connection) -> None:
+    if connection.get_execution_options().get(READ_ONLY_OPTION):
+        # A long read (an export) takes no write lock: in WAL mode it reads a
+        # snapshot while learners keep answering.
+        connection.exec_driver_sql("BEGIN DEFERRED")
+        return
     connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
@@ -161,6 +167,19 @@ def transaction() -> Iterator[Session]:
         session.rollback()
         raise
     session.commit()
+
+
+@contextmanager
+def read_only_session(engine: Engine) -> Iterator[Session]:
+    """Yield a session of its own for a long read; it never commits.
+
+    On SQLite it starts a deferred transaction instead of BEGIN IMMEDIATE, so
+    an export streaming a million rows does not hold the write lock.
+    """
+    with engine.connect() as connection:
+        connection.execution_options(**{READ_ONLY_OPTION: True})
+        with Session(bind=connection, expire_on_commit=False) as session:
+            yield session
 
 
 P = ParamSpec("P")

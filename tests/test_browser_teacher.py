@@ -3,24 +3,33 @@
 The teacher (made with `quizsvc users create --role teacher`) creates a class;
 two learners register, join it with the code (one through the join link),
 and answer a few drill items, one of them wrong and explained; the teacher
-then opens every dashboard page. Screenshots of every teacher page in zh-CN,
+then opens every dashboard page and downloads every export (the test reads
+the CSV, XLSX and xAPI files), and a learner downloads their own history from
+Settings. Screenshots of every teacher page in zh-CN,
 at desktop width and at 360 px, go to QUIZSVC_SCREENSHOT_DIR/teacher (or a
 temporary folder the test prints).
 """
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
+from datetime import datetime
 from pathlib import Path
 
+import openpyxl
 import pytest
 
 from tests.test_browser import BANK, CHROMIUM, CHROMIUM_ARGS, answer_open_item
 from tests.test_serve import start_server, stop_server
+from tests.test_services_exports import validate_statement
 
 pytestmark = [
     pytest.mark.browser,
@@ -163,9 +172,72 @@ def drill(page, server: str, database: Path, answers: int, wrong_first: bool) ->
             page.wait_for_load_state()
 
 
-def snap_everywhere(
-    context_for, url: str, shots: Path, name: str, code: str
-) -> None:
+def download(page, selector: str, url: str) -> Path:
+    """Click a download link on the page at `url`; return the saved file."""
+    page.goto(url)
+    with page.expect_download() as info:
+        page.click(selector)
+    # Saved under the name the browser offers (Content-Disposition's UTF-8 one).
+    saved = Path(info.value.path()).with_name(info.value.suggested_filename)
+    info.value.save_as(saved)
+    return saved
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def count_reviews(database: Path, username: str) -> int:
+    with closing(sqlite3.connect(database)) as connection:
+        return connection.execute(
+            "SELECT count(*) FROM reviews JOIN users ON users.id = reviews.user_id "
+            "WHERE users.username = ?",
+            (username,),
+        ).fetchone()[0]
+
+
+def check_downloads(page, class_url: str, database: Path) -> None:
+    """Download every export from the overview's buttons and read the files."""
+    learners = {"xiaomei", "xiaolei"}
+    answers = sum(count_reviews(database, name) for name in learners)
+
+    def get(kind: str, file_format: str) -> Path:
+        selector = f"#exports a[data-kind={kind}][data-format={file_format}]"
+        return download(page, selector, class_url)
+
+    first = get("reviews", "csv")
+    assert first.name.startswith("高二（3）班-reviews") and first.suffix == ".csv"
+    reviews = read_csv(first)
+    assert reviews[0][:4] == ["记录编号", "学习者编号", "学号", "姓名"]
+    assert len(reviews) - 1 == answers
+    assert {row[4] for row in reviews[1:]} == learners
+    assert {(row[2], row[3]) for row in reviews[1:] if row[4] == "xiaomei"} == {
+        ("2026001", "李小梅")
+    }
+    assert any("忘了先做 softmax" in row[-1] for row in reviews[1:])
+    sheet = openpyxl.load_workbook(get("reviews", "xlsx"))["答题记录"]
+    rows = list(sheet.iter_rows(min_row=2, values_only=True))
+    assert sorted(row[0] for row in rows) == sorted(int(r[0]) for r in reviews[1:])
+    assert all(isinstance(row[9], datetime) for row in rows)
+    summary = read_csv(get("summary", "csv"))
+    assert sorted(row[3] for row in summary[1:]) == sorted(learners)
+    book = openpyxl.load_workbook(get("summary", "xlsx"))["班级概况"]
+    totals = {row[3]: row[4] for row in book.iter_rows(min_row=2, values_only=True)}
+    assert totals == {name: count_reviews(database, name) for name in learners}
+    canvas = read_csv(get("canvas", "csv"))
+    assert canvas[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert canvas[1][0] == "Points Possible"
+    assert sorted(row[2] for row in canvas[2:]) == ["2026001", "2026002"]
+    lines = get("xapi", "jsonl").read_text("utf-8").splitlines()
+    assert len(lines) == answers
+    for line in lines:
+        validate_statement(json.loads(line))
+    workbook = openpyxl.load_workbook(get("workbook", "xlsx"))
+    assert workbook.sheetnames == ["答题记录", "班级概况", "Canvas 成绩"]
+
+
+def snap_everywhere(context_for, url: str, shots: Path, name: str, code: str) -> None:
     """Screenshot one page at both widths; check it shows no English or ids.
 
     The join code is the one run of Latin letters a page may show.
@@ -226,6 +298,10 @@ def test_a_teacher_creates_a_class_learners_join_and_the_dashboard_shows_them(
 
     drill(mei, server, database, answers=4, wrong_first=True)
     drill(lei, server, database, answers=3, wrong_first=False)
+    own = download(mei, "#export-own-csv", server + "settings")
+    own_rows = read_csv(own)
+    assert len(own_rows) - 1 == count_reviews(database, "xiaomei") > 0
+    assert {row[4] for row in own_rows[1:]} == {"xiaomei"}
     mei_context.close()
     lei_context.close()
 
@@ -256,6 +332,7 @@ def test_a_teacher_creates_a_class_learners_join_and_the_dashboard_shows_them(
         ("08-settings", class_url + "/settings"),
     ]:
         snap_everywhere(pages, url, shots, name, code)
+    check_downloads(page, class_url, database)
     teacher.close()
     phone.close()
     assert len(list(shots.glob("*.png"))) == 2 + 2 * 8

@@ -96,6 +96,23 @@ ROUTES = [
         "/api/v1/classes/{class}/membership",
         _row(401, 404, 200, 404, 404, 404, 404, 401),
     ),
+    *(
+        ("get", f"/api/v1/classes/{{class}}/exports/{kind}?format={fmt}", TEACHER_API)
+        for kind, fmt in (
+            ("reviews", "csv"),
+            ("reviews", "xlsx"),
+            ("reviews", "jsonl"),
+            ("summary", "csv"),
+            ("summary", "xlsx"),
+            ("canvas", "csv"),
+            ("xapi", "jsonl"),
+            ("workbook", "xlsx"),
+        )
+    ),
+    *(
+        ("get", f"/api/v1/me/export?format={fmt}", _row(401, *[200] * 6, 401))
+        for fmt in ("csv", "json")
+    ),
 ]
 
 

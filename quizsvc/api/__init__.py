@@ -118,6 +118,7 @@ def init_app(app: Flask) -> None:
         accounts,
         classes,
         drill,
+        exports,
         learner,
         openapi,
         practice,

@@ -458,6 +458,7 @@ def build_document() -> dict[str, Any]:
             },
         },
         **_class_paths(),
+        **_export_paths(),
         "/openapi.json": {
             "get": {
                 "summary": "This document.",
@@ -725,6 +726,107 @@ def _class_paths() -> dict[str, Any]:
                         ),
                     ),
                     **_errors(401, 404),
+                },
+            }
+        },
+    }
+
+
+def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "schema": schema, "description": description}
+
+
+def _file(description: str, *media_types: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {
+            "Content-Disposition": {
+                "description": "attachment; filename=ASCII name; "
+                "filename*=UTF-8''the class's name (RFC 6266)",
+                "schema": STRING,
+            }
+        },
+        "content": {media: {"schema": {"type": "string"}} for media in media_types},
+    }
+
+
+def _export_paths() -> dict[str, Any]:
+    """Exports: a class's files for its teachers, a learner's own history."""
+    from quizsvc.services.exports import CANVAS_RULES, KINDS
+
+    date = {"type": "string", "format": "date"}
+    dates = [
+        _query("from", date, "First day, in the class's time zone."),
+        _query("to", date, "Last day (included), in the class's time zone."),
+    ]
+    return {
+        "/classes/{class_id}/exports/{kind}": {
+            "get": {
+                "summary": "Download a class export (its teachers and admins).",
+                "description": "Streamed. reviews: one row per review; summary: "
+                "one row per learner; canvas: Canvas's gradebook import; xapi: "
+                "xAPI 1.0.3 statements; workbook: reviews, summary and canvas as "
+                "the sheets of one XLSX. CSV is UTF-8 with a BOM, CRLF, and an "
+                "apostrophe before text that starts like a formula. Bad input is "
+                "a 400 before any byte of the file.",
+                "security": SECURED,
+                "parameters": [
+                    *_class_id_parameter(),
+                    {
+                        "name": "kind",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "enum": list(KINDS)},
+                    },
+                    _query(
+                        "format",
+                        {"type": "string", "enum": ["csv", "xlsx", "jsonl"]},
+                        "csv (default), xlsx or jsonl; xapi is jsonl only, "
+                        "workbook xlsx only, canvas csv or xlsx.",
+                    ),
+                    *dates,
+                    _query(
+                        "rule",
+                        {"type": "string", "enum": list(CANVAS_RULES)},
+                        "canvas: mastery (mean predicted recall of the lesson's "
+                        "skills, default) or accuracy (share of right answers).",
+                    ),
+                    _query("points", NUMBER, "canvas: points possible (100)."),
+                    _query("lesson", STRING, "canvas: lesson id (the first)."),
+                    _query("assignment", STRING, "canvas: the column's title."),
+                    _query(
+                        "lang",
+                        {"type": "string", "enum": ["zh-CN", "en"]},
+                        "Language of the column headers.",
+                    ),
+                ],
+                "responses": {
+                    "200": _file(
+                        "The file.",
+                        "text/csv",
+                        "application/vnd.openxmlformats-officedocument"
+                        ".spreadsheetml.sheet",
+                        "application/x-ndjson",
+                    ),
+                    **_errors(400, 401, 404),
+                },
+            }
+        },
+        "/me/export": {
+            "get": {
+                "summary": "Download your history (answers; JSON adds self-ratings).",
+                "security": SECURED,
+                "parameters": [
+                    _query(
+                        "format",
+                        {"type": "string", "enum": ["csv", "json"]},
+                        "csv (default) or json.",
+                    ),
+                    *dates,
+                ],
+                "responses": {
+                    "200": _file("The file.", "text/csv", "application/json"),
+                    **_errors(400, 401),
                 },
             }
         },

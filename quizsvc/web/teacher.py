@@ -79,6 +79,7 @@ EXPORTS = (
     ("summary", "xlsx"),
     ("canvas", "csv"),
     ("xapi", "jsonl"),
+    ("workbook", "xlsx"),
 )
 PROMPT_PREVIEW_CHARS = 90
 # Short names for the grader's misconceptions (its texts explain them at length).
@@ -109,6 +110,7 @@ EXPORT_LABELS = {
     "summary": _l("Class summary"),
     "canvas": _l("Canvas gradebook"),
     "xapi": _l("xAPI statements"),
+    "workbook": _l("Class workbook"),
 }
 
 
