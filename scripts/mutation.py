@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""Mutation check: does the test suite notice when a rule in the code is broken?
+
+    python scripts/mutation.py                  # every mutant, one at a time
+    python scripts/mutation.py --module grading # one module's mutants
+    python scripts/mutation.py --list           # the mutants, without running
+    python scripts/mutation.py --jobs 2 E1 D8   # chosen mutants, two at a time
+
+Each mutant below names a file, an exact snippet of its source and the text
+that replaces it. Snippets are matched by text, not by line number, so code
+moving around does not shift a mutant onto another line: a snippet that no
+longer occurs exactly once is reported as "stale" and left out of the score
+(update or drop it). Each mutant is applied to a private copy of the tree,
+never to the working tree, and the tests chosen for its module run with
+`-x -q` and a fixed Hypothesis seed. A mutant is killed when they fail.
+
+Mutants marked equivalent are listed with the reason and never run. The last
+line printed is `score: K/N killed (P%)`, N counting the mutants that ran.
+Run it on a tree whose selected tests pass (it checks that first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The tests run for each module's mutants, in order: the most specific and
+# quickest first, since the first failure ends the run (-x).
+TESTS = {
+    "engine": [
+        "test_engine",
+        "test_pinned_core",
+        "test_problems",
+        "test_grading",
+        "test_lab",
+        "test_api_practice",
+    ],
+    "parsing": ["test_parsing", "test_grading", "test_lab", "test_api_practice"],
+    "grading": [
+        "test_grading",
+        "test_pinned_core",
+        "test_problems",
+        "test_api_practice",
+        "test_web_practice",
+    ],
+    "problems": [
+        "test_problems",
+        "test_pinned_core",
+        "test_grading",
+        "test_api_practice",
+        "test_web_practice",
+    ],
+    "scheduling": [
+        "test_scheduling",
+        "test_pinned_core",
+        "test_services_queue",
+        "test_services_reviews",
+        "test_fsrs",
+        "test_insights",
+    ],
+    "drill": [
+        "test_pinned_services",
+        "test_api_drill",
+        "test_web_drill",
+        "test_web_progress",
+        "test_api_learner",
+        "test_insights",
+    ],
+    "reviews": [
+        "test_pinned_services",
+        "test_services_reviews",
+        "test_services_queue",
+        "test_api_drill",
+        "test_web_drill",
+        "test_insights",
+    ],
+    "queue": [
+        "test_pinned_services",
+        "test_services_queue",
+        "test_api_drill",
+        "test_web_drill",
+        "test_services_demo",
+        "test_insights",
+    ],
+}
+
+
+def module_of(path: str) -> str:
+    """The module name a mutant's file is scored under (problems/* → problems)."""
+    parts = path.removeprefix("quizsvc/").removesuffix(".py").split("/")
+    return parts[0] if parts[0] != "services" else parts[1]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One deliberate mistake: `before` in `path` becomes `after`."""
+
+    id: str
+    path: str  # below quizsvc/
+    before: str
+    after: str
+    equivalent: str | None = None  # why no test can tell it apart
+    needs_postgres: bool = False  # only concurrent row locks can show it
+
+    @property
+    def module(self) -> str:
+        return module_of(self.path)
+
+    @property
+    def file(self) -> str:
+        return f"quizsvc/{self.path}"
+
+
+def M(id, path, before, after, *, equivalent=None, needs_postgres=False) -> Mutant:
+    return Mutant(id, path, before, after, equivalent, needs_postgres)
+
+
+# fmt: off
+MUTANTS = [
+    # --- the 83 mutants of the test audit of 2026-12-01 ---------------------
+    M("E1", "engine.py", "scale = 1.0 / math.sqrt(d)", "scale = 1.0 / d"),
+    M("E2", "engine.py", "return np.arange(tk)[None, :] <= np.arange(tq)[:, None] + offset", "return np.arange(tk)[None, :] < np.arange(tq)[:, None] + offset"),
+    M("E3", "engine.py", "offset = tk - tq", "offset = 0"),
+    M("E4", "engine.py", "bad |= np.isneginf(scores) & ~np.isneginf(additive)", "bad |= np.isneginf(scores)"),
+    M("E5", "engine.py", "steps = attention_steps(q, k, v, additive, scale / temperature)", "steps = attention_steps(q, k, v, additive, scale * temperature)"),
+    M("E6", "engine.py", "if steps.scores.shape[:-2] != batch:", "if False:"),
+    M("E7", "engine.py", 'return "inf" if f > 0 else "-inf"', 'return "-inf" if f > 0 else "inf"'),
+    M("E8", "engine.py", "shift = np.where(undefined, 0.0, row_max) if some_undefined else row_max", "shift = row_max"),
+    M("E9", "engine.py", "if np.isnan(additive).any() or np.isposinf(additive).any():", "if np.isnan(additive).any():"),
+    M("E10", "engine.py", "peak = x.max(axis=axis, keepdims=True)", "peak = x.max(axis=-1, keepdims=True)"),
+    M("G1", "grading.py", "score = sum(cells) / len(cells)", "score = 0.0"),
+    M("G2", "grading.py", "return shifted / shifted.sum(axis=1, keepdims=True)", "return shifted / shifted.sum(axis=0, keepdims=True)"),
+    M("G3", "grading.py", "return np.where(first > 0.5, raw, -np.inf) if first.shape == raw.shape else None", "return np.where(first < 0.5, raw, -np.inf) if first.shape == raw.shape else None"),
+    M("G4", "grading.py", "return np.array(0.0 if peaks[0] > peaks[1] else 1.0)", "return np.array(1.0 if peaks[0] > peaks[1] else 0.0)"),
+    M("G5", "grading.py", "return (q @ k.T) / math.sqrt(q.shape[1])", "return (q @ k.T) / q.shape[1]",
+      equivalent="dead branch: every causal problem carries mask_ignored, so the fallback never runs"),
+    M("G6", "grading.py", "best = max(candidates, key=lambda i: (counts[i], -RANK[names[i]]))", "best = max(candidates, key=lambda i: (counts[i], RANK[names[i]]))"),
+    M("G7", "grading.py", "for s in later\n        if s.result.answered", "for s in later\n        if False"),
+    M("G8", "grading.py", "elif array.shape == expected[::-1]:", "elif False:"),
+    M("G9", "grading.py", "or text in _AXIS_ALIASES.get(choice.value, ())", "or False"),
+    M("G10", "grading.py", "score = 1.0 if consistent else 0.0", "score = 0.0"),
+    M("G11", "grading.py", "near |= np.isnan(a) & np.isnan(b)  # NaN on both sides (a row with no weights)", "near = near  # NaN on both sides (a row with no weights)"),
+    M("G12", "grading.py", "near |= np.isnan(answer) & np.isnan(flat)", "near = near"),
+    M("G13", "grading.py", "return not value.strip()", "return not value"),
+    M("P1", "parsing.py", 'if math.isinf(value) and "inf" not in text.lower():', "if False:"),
+    M("P2", "parsing.py", 'return -value if token[1] == "-" else value', "return value"),
+    M("P3", "parsing.py", "exponent = self.unary()", "exponent = self.primary()"),
+    M("P4", "parsing.py", "target = width if width is not None and width in widths else first", "target = first"),
+    M("P5", "parsing.py", "parsed_row = parsed_row * width", "parsed_row = parsed_row * (width - 1)"),
+    M("P6", "parsing.py", "if isinstance(token, (int, float)) and token in (0, 1):", "if isinstance(token, (int, float)):"),
+    M("P7", "parsing.py", "if self.depth > MAX_EXPRESSION_DEPTH:", "if False:"),
+    M("P8", "parsing.py", 'or piece in ("+", "-")', "or False"),
+    M("P9", "parsing.py", "elif right == 0:", "elif False:"),
+    M("S1", "scheduling.py", "if interval_days < 2.5:", "if interval_days < 3.5:"),
+    M("S2", "scheduling.py", "lapsed = card.state == STATE_REVIEW and rating == Rating.AGAIN", "lapsed = rating == Rating.AGAIN"),
+    M("S3", "scheduling.py", "np.floor(days, out=days)", "np.ceil(days, out=days)"),
+    M("S4", "scheduling.py", "np.maximum(days, 0.0, out=days)", "days[...] = days"),
+    M("S5", "scheduling.py", "if answer.score < 1.0 or answer.hint_used or answer.attempts > 1:", "if answer.score < 1.0 or answer.hint_used or answer.attempts > 2:"),
+    M("S6", "scheduling.py", "typical_ms is not None and duration_ms is not None and duration_ms < typical_ms", "typical_ms is not None and duration_ms is not None and duration_ms <= typical_ms"),
+    M("S7", "scheduling.py", "day = (local.replace(tzinfo=None) - timedelta(hours=rollover_hour)).date()", "day = local.replace(tzinfo=None).date()"),
+    M("S8", "scheduling.py", "if card.due < day_end:", "if card.due <= now:"),
+    M("S9", "scheduling.py", "capacity = max(0, min(new_remaining, limit - len(reviews)))", "capacity = max(0, new_remaining)"),
+    M("S10", "scheduling.py", "ready.sort(key=lambda c: (c.retrievability, c.due, c.item_id))", "ready.sort(key=lambda c: (-c.retrievability, c.due, c.item_id))"),
+    M("S11", "scheduling.py", "if entry.skill_id is None or entry.skill_id != previous", "if entry.skill_id != previous"),
+    M("S12", "scheduling.py", "if all(lessons[p].complete for p in progress.prerequisites if p in lessons)", "if all(lessons[p].complete for p in progress.prerequisites)"),
+    M("S13", "scheduling.py", "ease = max(SM2_MINIMUM_EASE, card.ease - 0.15)", "ease = card.ease - 0.15"),
+    M("S14", "scheduling.py", "index = min(len(times) - 1, max(1, round(len(times) * (1.0 - test_fraction))))", "index = min(len(times) - 1, max(1, round(len(times) * test_fraction)))"),
+    M("PR1", "problems/pipelines.py", 'if name == "k_not_transposed" and d != tk:', 'if name == "k_not_transposed" and d != tq:'),
+    M("PR2", "problems/pipelines.py", 'factors = {"no_scale": 1.0, "scale_by_d": 1.0 / d, "scale_multiplied": math.sqrt(d)}', 'factors = {"no_scale": 1.0, "scale_by_d": 1.0 / d, "scale_multiplied": float(d)}'),
+    M("PR3", "problems/pipelines.py", "shifted = np.exp(scores - peak)\n        return shifted / shifted.sum(axis=-2, keepdims=True)", "shifted = np.exp(scores - peak)\n        return shifted / shifted.sum(axis=-1, keepdims=True)"),
+    M("PR4", "problems/pipelines.py", "return sum(1 for x in row if top - x <= 1e-9) > 1", "return sum(1 for x in row if top - x <= 1e-9) > 2"),
+    M("PR5", "problems/kinds.py", "if not count:", "if False:"),
+    M("PR6", "problems/draws.py", "return _TWO_64 - _TWO_64 % span", "return _TWO_64"),
+    M("PR7", "problems/model.py", "return 2.5 * 10.0**-precision", "return 25 * 10.0**-precision"),
+    M("PR8", "problems/__init__.py", "unit_margin = 10.0 * 10.0**-precision", "unit_margin = 1.0 * 10.0**-precision",
+      equivalent="all 13 kinds x 3 levels x seeds 0-399 generate identically: no draw falls between the margins"),
+    M("PR9", "problems/kinds.py", "sharper = 0.0 if tau1 < tau2 else 1.0", "sharper = 1.0 if tau1 < tau2 else 0.0"),
+    M("PR10", "problems/kinds.py", "if draw != draw[:dv] * tk:  # some row differs from the first", "if True:  # some row differs from the first"),
+    M("PR11", "problems/pipelines.py", "flipped = base & lower.T if causal else None", "flipped = base & ~lower if causal else None"),
+    M("PR12", "problems/model.py", "self.answer[a.name].T if a.transposable else self.answer[a.name]", "self.answer[a.name]"),
+    M("PR13", "problems/__init__.py", "checked = (*names, *virtual) if not layout.never else names", "checked = names"),
+    M("D1", "services/drill.py", "if idempotency_key is not None:", "if False:"),
+    M("D2", "services/drill.py", "streak = 1 if -1 in days else 0", "streak = 0"),
+    M("D3", "services/drill.py", "if latest is None or latest.correct or latest.explanation is not None:", "if latest is None or latest.correct:"),
+    M("D4", "services/drill.py", 'if isinstance(verdict.get("detail"), dict):', "if False:"),
+    M("D5", "services/drill.py", "total=done_today + max(remaining, 1),", "total=done_today + remaining,"),
+    M("D6", "services/drill.py", "if review.correct:", "if False:"),
+    M("D7", "services/drill.py", "pending = pending_explanation(session, user)\n    if pending is not None:\n        locked", "pending = pending_explanation(session, user)\n    if False:\n        locked"),
+    M("D8", "services/drill.py", "if first.item_id != item_id:", "if False:"),
+    M("R1", "services/reviews.py", "    # Waiting for the card's lock may have let a racing retry commit first.\n    if key is not None and (first := _find_by_key(session, user, key)) is not None:\n        return _replay(first, item_id)\n", "",
+      needs_postgres=True),
+    M("R2", "services/reviews.py", 'return rating, "learner", rating > scheduling.Rating.AGAIN, None, False', 'return rating, "learner", rating > scheduling.Rating.HARD, None, False'),
+    M("R3", "services/reviews.py", "Review.correct.is_(True),", ""),
+    M("R4", "services/reviews.py", "seed=scheduling.fuzz_seed(card.id, card.reps),", "seed=scheduling.fuzz_seed(card.id, card.reps + 1),"),
+    M("R5", "services/reviews.py", "not _is_int(problem_seed) or not 0 <= problem_seed < 2**63", "not _is_int(problem_seed) or not 0 < problem_seed < 2**63"),
+    M("R6", "services/reviews.py", "explanation.body, explanation.updated_at = body, now", "explanation.updated_at = now"),
+    M("R7", "services/reviews.py", "    if key is not None and (first := _find_by_key(session, user, key)) is not None:\n        return _replay(first, item_id)\n    item = session.get(Item, item_id)", "    item = session.get(Item, item_id)",
+      equivalent="the lookup after the card lock (and the unique key) give the same replay"),
+    M("R8", "services/reviews.py", "if not key or len(key) > MAX_KEY_CHARS or not key.isprintable():", "if not key or len(key) > MAX_KEY_CHARS:"),
+    M("R9", "services/reviews.py", "    _close_if_open(session, user, item_id)\n", ""),
+    M("R10", "services/reviews.py", ".execution_options(populate_existing=True)", "",
+      needs_postgres=True),
+    M("Q1", "services/queue.py", "func.sum(case((Review.state_before == STATE_NEW, 1), else_=0)), 0", "func.sum(case((Review.state_before != STATE_NEW, 1), else_=0)), 0"),
+    M("Q2", "services/queue.py", "Item.retired_at.is_(None),", ""),
+    M("Q3", "services/queue.py", "started[row.lesson_id] += 1", "pass"),
+    M("Q4", "services/queue.py", "reviews_remaining=settings.reviews_per_day - answered,", "reviews_remaining=settings.reviews_per_day,"),
+    M("Q5", "services/queue.py", "Card.due < day_end,", "Card.due < now,"),
+    M("Q6", "services/queue.py", "decay = scheduling.decay_of(current_parameters(session, user))", "decay = scheduling.DEFAULT_PARAMETERS[20]",
+      equivalent="one decay per learner: the retrievability order is fixed by elapsed/stability alone"),
+]
+# fmt: on
+
+
+@dataclass
+class Outcome:
+    """What happened to one mutant."""
+
+    mutant: Mutant
+    status: str  # killed, survived, stale, equivalent, skipped
+    detail: str = ""
+    seconds: float = 0.0
+
+
+def apply(source: str, mutant: Mutant) -> str | None:
+    """Return `source` with the mutant applied, or None if its snippet is stale.
+
+    The snippet must occur exactly once: a missing or repeated snippet would
+    mutate nothing or the wrong place.
+    """
+    if source.count(mutant.before) != 1:
+        return None
+    return source.replace(mutant.before, mutant.after, 1)
+
+
+def test_files(module: str, tree: Path) -> list[str]:
+    """The test files for a module's mutants that exist in `tree`."""
+    names = [f"tests/{name}.py" for name in TESTS[module]]
+    return [name for name in names if (tree / name).exists()]
+
+
+def copy_tree(destination: Path) -> None:
+    """Copy the working tree's source, tests and data (not .git or .venv)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def run_tests(tree: Path, files: list[str], timeout: float) -> tuple[int, str]:
+    """Run pytest on `files` in `tree`; return its exit code and first failure."""
+    shutil.rmtree(tree / ".hypothesis", ignore_errors=True)  # no replayed examples
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(tree),
+        PYTHONDONTWRITEBYTECODE="1",  # a stale .pyc must never hide a mutant
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--hypothesis-seed=0",
+        "-m",
+        "not browser",
+        *files,
+    ]
+    try:
+        done = subprocess.run(
+            command, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return -1, f"timed out after {timeout:.0f} s"
+    failed = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - |$)", done.stdout, re.MULTILINE)
+    if failed:
+        return done.returncode, failed.group(1)
+    last = done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:]
+    return done.returncode, last[0] if last else ""
+
+
+def run_mutant(
+    mutant: Mutant, tree: Path, timeout: float, tests: list[str] | None = None
+) -> Outcome:
+    """Apply one mutant in `tree`, run its tests, and put the file back."""
+    if mutant.equivalent:
+        return Outcome(mutant, "equivalent", mutant.equivalent)
+    if mutant.needs_postgres and not os.environ.get("QUIZSVC_TEST_POSTGRES_URL"):
+        return Outcome(mutant, "skipped", "needs QUIZSVC_TEST_POSTGRES_URL")
+    path = tree / mutant.file
+    original = path.read_text(encoding="utf-8")
+    mutated = apply(original, mutant)
+    if mutated is None:
+        found = original.count(mutant.before)
+        return Outcome(mutant, "stale", f"snippet found {found} times, not once")
+    start = time.monotonic()
+    path.write_text(mutated, encoding="utf-8")
+    try:
+        files = tests or test_files(mutant.module, tree)
+        code, detail = run_tests(tree, files, timeout)
+    finally:
+        path.write_text(original, encoding="utf-8")
+    seconds = time.monotonic() - start
+    if code == 0:
+        return Outcome(mutant, "survived", "", seconds)
+    if code == 5:
+        return Outcome(mutant, "stale", "no tests collected", seconds)
+    return Outcome(mutant, "killed", detail, seconds)
+
+
+def line_for(outcome: Outcome) -> str:
+    """One printed line per mutant."""
+    m = outcome.mutant
+    took = f"{outcome.seconds:6.1f}s" if outcome.seconds else " " * 7
+    return f"{m.id:<6} {m.module:<11} {outcome.status:<10} {took}  {outcome.detail}"
+
+
+def score_line(outcomes: list[Outcome], label: str = "score") -> str:
+    """`label: K/N killed (P%)` over the mutants that ran."""
+    ran = [o for o in outcomes if o.status in ("killed", "survived")]
+    killed = sum(o.status == "killed" for o in ran)
+    percent = 100.0 * killed / len(ran) if ran else 0.0
+    return f"{label}: {killed}/{len(ran)} killed ({percent:.1f}%)"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Apply a fixed list of mutants to a copy of the tree and "
+        "report which ones the tests catch."
+    )
+    parser.add_argument("ids", nargs="*", help="run only these mutants (e.g. E1 D8)")
+    parser.add_argument(
+        "--module",
+        choices=sorted(TESTS),
+        action="append",
+        help="run only this module's mutants (may be repeated)",
+    )
+    parser.add_argument("--list", action="store_true", help="list mutants and exit")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="mutants run at once (default 1)"
+    )
+    parser.add_argument(
+        "--tests",
+        action="append",
+        metavar="FILE",
+        help="run these test files instead of the module's (may be repeated)",
+    )
+    parser.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip checking that the tests pass on the unmutated tree",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=900, help="seconds per mutant (default 900)"
+    )
+    return parser.parse_args(argv)
+
+
+def select(args: argparse.Namespace) -> list[Mutant]:
+    """The mutants the options ask for, in list order."""
+    chosen = MUTANTS
+    if args.module:
+        chosen = [m for m in chosen if m.module in args.module]
+    if args.ids:
+        known = {m.id for m in MUTANTS}
+        unknown = [i for i in args.ids if i not in known]
+        if unknown:
+            raise SystemExit(f"unknown mutant(s): {', '.join(unknown)}")
+        chosen = [m for m in chosen if m.id in args.ids]
+    return chosen
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.jobs < 1:
+        print("--jobs must be at least 1", file=sys.stderr)
+        return 2
+    chosen = select(args)
+    if args.list:
+        for m in chosen:
+            source = (ROOT / m.file).read_text(encoding="utf-8")
+            state = (
+                "equivalent" if m.equivalent
+                else "stale" if apply(source, m) is None
+                else ""
+            )
+            snippet = m.before.strip().splitlines()[0]
+            print(f"{m.id:<6} {m.file:<30} {state:<10} {snippet}")
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="quizsvc-mutation-") as scratch:
+        trees = []
+        for n in range(args.jobs):
+            tree = Path(scratch) / f"tree{n}"
+            copy_tree(tree)
+            trees.append(tree)
+        if not args.no_baseline:
+            modules = sorted({m.module for m in chosen if not m.equivalent})
+            files = args.tests or sorted(
+                {f for mod in modules for f in test_files(mod, trees[0])}
+            )
+            print(f"checking that the {len(files)} selected test files pass unmutated…")
+            code, detail = run_tests(trees[0], files, args.timeout * 4)
+            if code != 0:
+                print(f"the unmutated tree fails its tests: {detail}", file=sys.stderr)
+                return 2
+
+        free = list(trees)
+        lock = threading.Lock()
+
+        def work(mutant: Mutant) -> Outcome:
+            with lock:
+                tree = free.pop()
+            try:
+                outcome = run_mutant(mutant, tree, args.timeout, args.tests)
+            finally:
+                with lock:
+                    free.append(tree)
+            print(line_for(outcome), flush=True)
+            return outcome
+
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            outcomes = list(pool.map(work, chosen))
+
+    by_module = defaultdict(list)
+    for outcome in outcomes:
+        by_module[outcome.mutant.module].append(outcome)
+    print()
+    for module, group in by_module.items():
+        others = [o for o in group if o.status not in ("killed", "survived")]
+        extra = ", ".join(f"{o.mutant.id} {o.status}" for o in others)
+        print(score_line(group, f"{module:<11}") + (f"  [{extra}]" if extra else ""))
+    survivors = [o.mutant.id for o in outcomes if o.status == "survived"]
+    if survivors:
+        print("survived: " + " ".join(survivors))
+    print(score_line(outcomes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
