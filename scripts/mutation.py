@@ -19,6 +19,7 @@ line printed is `score: K/N killed (P%)`, N counting the mutants that ran.
 Run it on a tree whose selected tests pass (it checks that first).
 """
 
+# ruff: noqa: E501  (the mutant table keeps one mutant per line)
 from __future__ import annotations
 
 import argparse
@@ -297,7 +298,9 @@ def run_tests(tree: Path, files: list[str], timeout: float) -> tuple[int, str]:
     failed = re.search(r"^(?:FAILED|ERROR) (.+?)(?: - |$)", done.stdout, re.MULTILINE)
     if failed:
         return done.returncode, failed.group(1)
-    last = done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:]
+    last = (
+        done.stdout.strip().splitlines()[-1:] or done.stderr.strip().splitlines()[-1:]
+    )
     return done.returncode, last[0] if last else ""
 
 
@@ -402,8 +405,10 @@ def main(argv: list[str] | None = None) -> int:
         for m in chosen:
             source = (ROOT / m.file).read_text(encoding="utf-8")
             state = (
-                "equivalent" if m.equivalent
-                else "stale" if apply(source, m) is None
+                "equivalent"
+                if m.equivalent
+                else "stale"
+                if apply(source, m) is None
                 else ""
             )
             snippet = m.before.strip().splitlines()[0]

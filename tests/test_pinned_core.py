@@ -236,4 +236,3 @@ def test_the_sm2_baseline_ease_stops_at_its_floor():
         card = scheduling._sm2_step(card, 2, card.interval)
     assert card.ease == pytest.approx(scheduling.SM2_MINIMUM_EASE)
     assert scheduling.SM2_MINIMUM_EASE == 1.3
-
