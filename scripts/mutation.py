@@ -72,6 +72,7 @@ TESTS = {
         "test_fsrs",
         "test_insights",
     ],
+    "web": ["test_lab", "test_api_practice", "test_web_practice"],
     "drill": [
         "test_pinned_services",
         "test_api_drill",
@@ -102,7 +103,7 @@ TESTS = {
 def module_of(path: str) -> str:
     """The module name a mutant's file is scored under (problems/* → problems)."""
     parts = path.removeprefix("quizsvc/").removesuffix(".py").split("/")
-    return parts[0] if parts[0] != "services" else parts[1]
+    return parts[1] if parts[0] == "services" else parts[0]
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,10 @@ MUTANTS = [
     M("Q3", "services/queue.py", "started[row.lesson_id] += 1", "pass"),
     M("Q4", "services/queue.py", "reviews_remaining=settings.reviews_per_day - answered,", "reviews_remaining=settings.reviews_per_day,"),
     M("Q5", "services/queue.py", "Card.due < day_end,", "Card.due < now,"),
+    # --- more, where the audit sampled few ------------------------------------
+    # The audit's circular oracle (H1) and the lab's ignored causal flag (H2).
+    M("E11", "engine.py", "weights = exp / denom[..., None]", "weights = exp / (denom[..., None] + 1)"),
+    M("W1", "web/lab.py", "causal=form.causal,", "causal=False,"),
     M("Q6", "services/queue.py", "decay = scheduling.decay_of(current_parameters(session, user))", "decay = scheduling.DEFAULT_PARAMETERS[20]",
       equivalent="one decay per learner: the retrievability order is fixed by elapsed/stability alone"),
 ]
