@@ -14,9 +14,12 @@ from unittest import mock
 import fsrs
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from quizsvc import scheduling
-from quizsvc.engine import attention, causal_mask
+from quizsvc.engine import attention, causal_mask, shifted_softmax
 from quizsvc.grading import grade
 from quizsvc.problems import generate
 from quizsvc.problems.model import tolerance_for
@@ -62,6 +65,32 @@ def test_value_batch_axes_reach_every_intermediate():
     single = attention(q, k, v[1])
     np.testing.assert_array_equal(trace.weights[1], single.weights)
     np.testing.assert_array_equal(trace.output[1], single.output)
+
+
+cells = st.one_of(st.floats(-30, 30, allow_nan=False, width=64), st.just(-math.inf))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hnp.arrays(
+        np.float64, hnp.array_shapes(min_dims=2, max_dims=3, max_side=4), elements=cells
+    ),
+    st.sampled_from([-1, -2]),
+    st.sampled_from([math.nan, 0.0]),
+)
+def test_the_shared_softmax_is_the_definition_slice_by_slice(x, axis, empty_weight):
+    """Is each slice exp(x − m) / Σ exp(x − m), an all -inf slice `empty_weight`?"""
+    out = shifted_softmax(x, axis, empty_weight=empty_weight)
+    slices = np.moveaxis(x, axis, -1).reshape(-1, x.shape[axis])
+    got = np.moveaxis(out, axis, -1).reshape(-1, x.shape[axis])
+    for row, weights in zip(slices.tolist(), got.tolist(), strict=True):
+        peak = max(row)
+        if peak == -math.inf:
+            expected = [empty_weight] * len(row)
+        else:
+            exps = [math.exp(v - peak) for v in row]
+            expected = [e / sum(exps) for e in exps]
+        np.testing.assert_allclose(weights, expected, rtol=1e-12, atol=1e-15)
 
 
 # --- grading ----------------------------------------------------------------
