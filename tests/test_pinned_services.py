@@ -52,14 +52,14 @@ def stored(session, model) -> int:
 
 
 def test_an_answer_today_extends_yesterdays_streak(db_session, student):
-    """With answers yesterday and today, is the streak two days?"""
-    # D2: today's answer was not counted.
-    record_answer(
-        db_session, student, "shapes-1", graded=RIGHT, now=T0 - timedelta(days=1)
-    )
-    assert learning_streak(db_session, student, T0) == 1  # today still open
+    """With answers the two days before and today, is the streak three days?"""
+    # D2: today's answer was not counted; D19: a day was skipped while counting.
+    for days_ago, item in [(2, "shapes-1"), (1, "shapes-1")]:
+        ago = T0 - timedelta(days=days_ago)
+        record_answer(db_session, student, item, graded=RIGHT, now=ago)
+    assert learning_streak(db_session, student, T0) == 2  # today still open
     record_answer(db_session, student, "shapes-2", self_rating="good", now=T0)
-    assert learning_streak(db_session, student, T0) == 2
+    assert learning_streak(db_session, student, T0) == 3
 
 
 def test_the_open_item_counts_itself_when_the_queue_no_longer_holds_it(
