@@ -223,6 +223,19 @@ def test_a_drawn_mask_never_hides_a_whole_row(kind, level):
     assert masked > 10
 
 
+@pytest.mark.parametrize("level", [2, 3])
+def test_a_drawn_score_mask_hides_at_least_one_cell(level):
+    """Does a scores problem that gives a mask M always hide something with it?"""
+    # PR14: a draw that hid no cell was kept, a mask in name only.
+    with_mask = 0
+    for seed in range(150):
+        problem = generate("scores", seed, level)
+        if "M" in problem.given:
+            with_mask += 1
+            assert np.isneginf(problem.given["M"]).any(), f"scores:{level}:{seed}"
+    assert with_mask > 10
+
+
 def test_causal_flipped_is_the_transposed_visibility():
     """Does the flipped-causal mistake let query i see exactly keys j ≥ i?"""
     # PR11: the flip hid the diagonal (¬lower) instead of transposing it.
@@ -265,3 +278,12 @@ def test_the_sm2_baseline_ease_stops_at_its_floor():
         card = scheduling._sm2_step(card, 2, card.interval)
     assert card.ease == pytest.approx(scheduling.SM2_MINIMUM_EASE)
     assert scheduling.SM2_MINIMUM_EASE == 1.3
+
+
+def test_an_easy_review_raises_the_sm2_ease_by_fifteen_points():
+    """Does Easy in review add 0.15 to the ease and lengthen by ease × 1.3?"""
+    # S17: the Easy bonus to the ease was wrong.
+    card = scheduling._Sm2(phase="review", ease=2.5, interval=10)
+    easy = scheduling._sm2_step(card, 4, 10)
+    assert easy.ease == pytest.approx(2.65)
+    assert easy.interval == int(10 * 2.5 * 1.3)

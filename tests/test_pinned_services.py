@@ -18,14 +18,20 @@ from quizsvc import scheduling
 from quizsvc.db import get_session
 from quizsvc.models import Card, Explanation, Review
 from quizsvc.scheduling import GradedAnswer, Rating
-from quizsvc.services import InvalidInput
+from quizsvc.services import InvalidInput, NotFound
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.drill import learning_streak, open_step
 from quizsvc.services.queue import build_daily_queue
-from quizsvc.services.reviews import open_item, record_answer, record_explanation
+from quizsvc.services.reviews import (
+    MAX_EXPLANATION_CHARS,
+    open_item,
+    record_answer,
+    record_explanation,
+)
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
-from tests.learnerutil import sync_real_bank
+from tests.learnerutil import record, sync_real_bank
+from tests.webutil import open_for
 
 # 08:00 UTC is 16:00 in Shanghai, the student's time zone: the student's day
 # runs from 20:00 UTC the evening before to 20:00 UTC.
@@ -76,7 +82,7 @@ def test_the_open_item_counts_itself_when_the_queue_no_longer_holds_it(
 
 @pytest.fixture
 def api(db_app, learner_client):
-    """A signed-in student's client on an app holding the real bank."""
+    """A signed-in learner's client on an app holding the real bank."""
     return learner_client
 
 
@@ -124,6 +130,54 @@ def test_an_idempotency_key_reused_for_another_item_is_refused(api, app):
     assert reused.status_code == 409 and reused.json["error"] == "conflict"
     assert reviews_in(app) == 1
     assert api.get("/api/v1/drill/next").json["item_id"] == following
+
+
+def test_a_wrong_choice_stores_the_misconception_its_option_names(api, app, learner):
+    """Is the mistake a wrong option stands for kept with the review?"""
+    # D17: the option's misconception was dropped.
+    open_for(app, learner, "l16-impl-where-scale-lives")
+    wrong = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": "l16-impl-where-scale-lives", "answer": "b"},
+    )
+    assert wrong.status_code == 201 and wrong.json["correct"] is False
+    with app.app_context():
+        review = get_session().get(Review, wrong.json["review_id"])
+        assert review.misconception == "no_scale"
+
+
+def test_only_a_recall_item_shows_its_model_answer_before_grading(api, app):
+    """Is asking to reveal a choice item's answer refused (400), nothing shown?"""
+    # D11: any open item's answer could be revealed before grading.
+    assert api.get("/api/v1/drill/next").json["item_id"] == CHOICE
+    response = api.post("/api/v1/drill/reveal", json={"item_id": CHOICE})
+    assert response.status_code == 400 and response.json["error"] == "invalid_input"
+    assert "model_answer" not in response.json
+
+
+def test_a_retry_after_the_explanation_shows_the_explanation(api, app):
+    """Once a wrong answer is explained, does its retry no longer hide anything?"""
+    # D13: the replay still asked for an explanation and hid the answer.
+    api.get("/api/v1/drill/next")
+    payload = {"item_id": CHOICE, "answer": "d", "idempotency_key": "w-1"}
+    wrong = api.post("/api/v1/drill/answer", json=payload)
+    assert wrong.json["requires_explanation"] is True
+    api.post(
+        "/api/v1/drill/explanation",
+        json={"review_id": wrong.json["review_id"], "text": "I mixed up K and V"},
+    )
+    retry = api.post("/api/v1/drill/answer", json=payload)
+    assert retry.status_code == 200 and retry.json["replayed"] is True
+    assert retry.json["requires_explanation"] is False
+    assert retry.json["explanation"] and retry.json["note_id"] == "l16-qkv-roles"
+
+
+def test_the_drill_position_counts_only_todays_answers(api, app, learner):
+    """After answers on an earlier day, does today's drill start at position 1?"""
+    # D20: every answer ever counted as done today.
+    record(app, learner, CHOICE, True, timedelta(hours=30))
+    item = api.get("/api/v1/drill/next").json
+    assert item["position"] == 1 and item["total"] >= 1
 
 
 # --- services/reviews.py ----------------------------------------------------
@@ -219,11 +273,35 @@ def test_an_idempotency_key_with_a_control_character_is_refused(
     assert stored(db_session, Review) == 0
 
 
+def test_an_overlong_explanation_is_refused(db_session, student):
+    """Is an explanation beyond the length limit refused, nothing stored?"""
+    # R12: only an empty explanation was refused.
+    wrong = record_answer(db_session, student, "shapes-1", graded=WRONG, now=T0)
+    with pytest.raises(InvalidInput, match="explanation"):
+        record_explanation(
+            db_session, student, wrong.review_id, "x" * (MAX_EXPLANATION_CHARS + 1)
+        )
+    assert stored(db_session, Explanation) == 0
+    record_explanation(
+        db_session, student, wrong.review_id, "x" * MAX_EXPLANATION_CHARS
+    )
+
+
+def test_a_retired_item_cannot_be_opened(db_session, student, small_bank):
+    """Once an item leaves the bank, is opening it a NotFound?"""
+    # R16: a retired item could still be opened in the drill.
+    questions = {k: v for k, v in small_bank.questions.items() if k != "shapes-1"}
+    sync_bank(db_session, dataclasses.replace(small_bank, questions=questions), now=T0)
+    with pytest.raises(NotFound):
+        open_item(db_session, student, "shapes-1", now=T0)
+    assert open_item(db_session, student, "shapes-2", now=T0).item_id == "shapes-2"
+
+
 # --- services/queue.py ------------------------------------------------------
 
 
 def test_a_retired_items_due_card_leaves_the_queue(db_session, student, small_bank):
-    """When an item the student has started is retired, is its due card dropped?"""
+    """When an item the learner has started is retired, is its due card dropped?"""
     # Q2: only never-started items were filtered.
     record_answer(db_session, student, "shapes-1", graded=RIGHT, now=T0)
     later = T0 + timedelta(minutes=30)
@@ -237,7 +315,7 @@ def test_a_retired_items_due_card_leaves_the_queue(db_session, student, small_ba
 
 
 def test_a_review_that_comes_due_later_today_is_offered_now(db_session, student):
-    """Is a review card due in two hours (same student day) in today's queue?"""
+    """Is a review card due in two hours (same learner day) in today's queue?"""
     # Q5: only cards already due were read.
     result = record_answer(db_session, student, "shapes-1", graded=RIGHT, now=T0)
     card = db_session.get(Card, result.card_id)
@@ -253,3 +331,18 @@ def test_a_review_that_comes_due_later_today_is_offered_now(db_session, student)
     assert "shapes-1" not in [
         e.item_id for e in build_daily_queue(db_session, student, now)
     ]
+
+
+def test_another_learners_cards_stay_out_of_the_queue(db_session, student):
+    """Is a card due for another learner neither offered nor counted as started?"""
+    # Q10: due cards were read for every learner; Q11: so were started items.
+    other = create_user(db_session, "other", timezone="Asia/Shanghai", now=T0)
+    record_answer(db_session, other, "shapes-1", graded=RIGHT, now=T0)
+    record_answer(db_session, other, "shapes-2", self_rating="good", now=T0)
+    later = T0 + timedelta(minutes=30)
+    theirs = build_daily_queue(db_session, other, later)
+    assert {"shapes-1", "shapes-2"} <= {e.item_id for e in theirs if e.kind == "review"}
+    queue = build_daily_queue(db_session, student, later)
+    # Lesson 16 needs lesson 15 started: the other learner's start is not ours.
+    assert [e.item_id for e in queue] == ["shapes-1", "shapes-2"]
+    assert all(e.kind == "new" for e in queue)
