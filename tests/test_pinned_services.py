@@ -33,7 +33,7 @@ from quizsvc.services.users import create_user
 from tests.learnerutil import record, sync_real_bank
 from tests.webutil import open_for
 
-# 08:00 UTC is 16:00 in Shanghai, the student's time zone: the student's day
+# 08:00 UTC is 16:00 in Shanghai, the learner's time zone: the learner's day
 # runs from 20:00 UTC the evening before to 20:00 UTC.
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 RIGHT = GradedAnswer(correct=True)
