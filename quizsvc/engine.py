@@ -346,14 +346,18 @@ def shifted_exp(
     """
     if peak is None:
         peak = x.max(axis=axis, keepdims=True)
-    # The usual case: every peak is finite. Summing a few peaks in Python is
-    # cheaper than the two NumPy calls that would look for an empty slice.
-    if math.isfinite(sum(peak.ravel().tolist())):
+    # One sum of a few peaks, in Python (cheaper than NumPy calls here), tells
+    # the cases apart: finite when every peak is (the usual case), -inf when
+    # some slices are empty, NaN or +inf when a learner typed ±inf or NaN.
+    total = sum(peak.ravel().tolist())
+    if math.isfinite(total):
         return np.exp(x - peak), None
-    # Empty slices, or ±inf and NaN typed by a learner: arithmetic on them is
-    # expected (NaN out), warnings are not.
-    with np.errstate(invalid="ignore", over="ignore"):
+    if total == -math.inf:
         empty = peak == -np.inf  # np.isneginf, without its wrapper's cost
+        return np.exp(x - np.where(empty, 0.0, peak)), empty
+    # Arithmetic on ±inf and NaN gives NaN as it should; no warnings.
+    with np.errstate(invalid="ignore", over="ignore"):
+        empty = peak == -np.inf
         if not np.count_nonzero(empty):  # cheaper than .any()
             return np.exp(x - peak), None
         return np.exp(x - np.where(empty, 0.0, peak)), empty
@@ -373,14 +377,11 @@ def shifted_softmax(
     (it contributes nothing). `peak` (keepdims) saves finding the maxima again.
     """
     exp, empty = shifted_exp(x, axis, peak)
+    sums = exp.sum(axis=axis, keepdims=True)
     if empty is None:
-        return exp / exp.sum(axis=axis, keepdims=True)
-    if empty_weight == 0.0:
-        # An empty slice's exp is all 0: dividing it by 1 keeps it 0, no 0/0.
-        return exp / np.where(empty, 1.0, exp.sum(axis=axis, keepdims=True))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        weights = exp / exp.sum(axis=axis, keepdims=True)
-    return np.where(empty, empty_weight, weights)
+        return exp / sums
+    # An empty slice is never divided (its sum is 0): its cells keep `empty_weight`.
+    return np.divide(exp, sums, out=np.full(exp.shape, empty_weight), where=~empty)
 
 
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
