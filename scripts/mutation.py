@@ -12,7 +12,8 @@ moving around does not shift a mutant onto another line: a snippet that no
 longer occurs exactly once is reported as "stale" and left out of the score
 (update or drop it). Each mutant is applied to a private copy of the tree,
 never to the working tree, and the tests chosen for its module run with
-`-x -q` and a fixed Hypothesis seed. A mutant is killed when they fail.
+`-x -q` and a fixed Hypothesis seed. A mutant is killed when they fail (the
+test that killed it last time, in KILLERS, runs first as a shortcut).
 
 Mutants marked equivalent are listed with the reason and never run. The last
 line printed is `score: K/N killed (P%)`, N counting the mutants that ran.
@@ -286,6 +287,102 @@ MUTANTS = [
 # fmt: on
 
 
+# The test that killed each mutant last time, tried first: when it fails the
+# mutant is killed without running the rest. It is a shortcut, never the only
+# judge: when it passes (or no longer exists), the module's tests all run.
+KILLERS = {
+    "E1": "tests/test_engine.py::test_lesson_worked_example",
+    "E2": "tests/test_engine.py::test_causal_aligns_to_the_last_query",
+    "E3": "tests/test_engine.py::test_causal_aligns_to_the_last_query",
+    "E4": "tests/test_engine.py::test_fully_masked_row_is_nan_and_marked",
+    "E5": "tests/test_engine.py::test_temperature_limits_are_argmax_and_uniform",
+    "E7": "tests/test_problems.py::test_recorded_problems_come_out_the_same[attention-7-2-]",
+    "E8": "tests/test_engine.py::test_fully_masked_row_is_nan_and_marked",
+    "E9": "tests/test_engine.py::test_bad_masks_raise_mask_error[mask3-+inf]",
+    "E10": "tests/test_engine.py::test_softmax_matches_definition_and_shift",
+    "G1": "tests/test_grading.py::test_a_slip_carried_forward_earns_the_later_steps",
+    "G2": "tests/test_grading.py::test_each_misconception_is_named_and_not_marked_correct",
+    "G3": "tests/test_grading.py::test_each_misconception_is_named_and_not_marked_correct",
+    "G4": "tests/test_grading.py::test_a_change_beyond_the_tolerance_is_wrong",
+    "G7": "tests/test_grading.py::test_a_later_step_wrong_on_its_own_terms_is_not_praised",
+    "G8": "tests/test_grading.py::test_each_misconception_is_named_and_not_marked_correct",
+    "G9": "tests/test_grading.py::test_shapes_may_be_typed_with_sizes_or_axis_names",
+    "G12": "tests/test_grading.py::test_the_exact_answer_scores_one",
+    "P1": "tests/test_parsing.py::test_bad_expressions_say_why",
+    "P2": "tests/test_parsing.py::test_expressions_evaluate_as_written[2^-1-0.5]",
+    "P3": "tests/test_parsing.py::test_expressions_evaluate_as_written[2^-1-0.5]",
+    "P4": "tests/test_parsing.py::test_a_row_written_as_one_undefined_fills_the_row",
+    "P5": "tests/test_parsing.py::test_a_row_written_as_one_undefined_fills_the_row",
+    "P6": "tests/test_parsing.py::test_a_flag_must_be_zero_or_one",
+    "P7": "tests/test_parsing.py::test_bad_expressions_say_why",
+    "P8": "tests/test_parsing.py::test_matlab_spacing_decides_between_one_entry_and_two",
+    "P9": "tests/test_parsing.py::test_bad_expressions_say_why",
+    "S2": "tests/test_scheduling.py::test_lapses_count_forgotten_reviews_only",
+    "S3": "tests/test_scheduling.py::test_vectorized_retrievability_agrees_with_py_fsrs",
+    "S4": "tests/test_scheduling.py::test_vectorized_retrievability_agrees_with_py_fsrs",
+    "S5": "tests/test_scheduling.py::test_graded_answers_are_rated_by_the_policy[answer4-1000-5000.0-2]",
+    "S6": "tests/test_scheduling.py::test_graded_answers_are_rated_by_the_policy[answer6-5000-5000.0-3]",
+    "S7": "tests/test_scheduling.py::test_learner_day_starts_at_the_local_rollover_hour",
+    "S8": "tests/test_scheduling.py::test_which_cards_count_as_due_now",
+    "S9": "tests/test_scheduling.py::test_limits_cap_reviews_and_new_items_share_the_review_budget",
+    "S10": "tests/test_scheduling.py::test_due_reviews_come_first_least_remembered_first",
+    "S11": "tests/test_scheduling.py::test_spreading_leaves_an_already_spread_queue_alone",
+    "S12": "tests/test_scheduling.py::test_new_items_follow_lesson_prerequisites_and_skill_order",
+    "S14": "tests/test_fsrs.py::test_parameters_that_predict_better_are_adopted_and_reschedule[sqlite]",
+    "PR1": "tests/test_problems.py::test_the_same_kind_seed_and_level_give_the_same_problem",
+    "PR2": "tests/test_problems.py::test_every_buggy_pipeline_is_the_engine_run_the_buggy_way",
+    "PR3": "tests/test_problems.py::test_every_buggy_pipeline_is_the_engine_run_the_buggy_way",
+    "PR6": "tests/test_problems.py::test_integers_redraw_rejected_words_in_order",
+    "PR9": "tests/test_problems.py::test_temperature_the_colder_distribution_is_sharper",
+    "PR10": "tests/test_problems.py::test_recorded_problems_come_out_the_same[scores-1-1-]",
+    "PR12": "tests/test_problems.py::test_every_applicable_mistake_is_clearly_apart",
+    "PR13": "tests/test_problems.py::test_recorded_problems_come_out_the_same[scores-1-1-]",
+    "D1": "tests/test_api_drill.py::test_retry_with_the_same_key_stores_nothing_new[sqlite]",
+    "D3": "tests/test_api_drill.py::test_wrong_answer_flow_over_the_api[sqlite]",
+    "D7": "tests/test_api_drill.py::test_wrong_answer_flow_over_the_api[sqlite]",
+    "R4": "tests/test_services_reviews.py::test_the_card_follows_the_fsrs_transition_answer_after_answer[sqlite]",
+    "R9": "tests/test_services_reviews.py::test_the_open_item_closes_when_it_is_answered[sqlite]",
+    "Q1": "tests/test_services_queue.py::test_daily_new_limit_counts_the_learners_own_day[sqlite]",
+    "Q3": "tests/test_services_queue.py::test_the_next_lesson_opens_in_skill_order[sqlite]",
+    "Q4": "tests/test_services_queue.py::test_review_limit_caps_the_whole_day[sqlite]",
+    "E6": "tests/test_pinned_core.py::test_value_batch_axes_reach_every_intermediate",
+    "G6": "tests/test_pinned_core.py::test_ties_between_misconceptions_go_to_catalogue_order",
+    "G10": "tests/test_pinned_core.py::test_a_transposed_later_step_that_follows_the_learners_own_keeps_its_credit",
+    "G11": "tests/test_pinned_core.py::test_weights_carried_forward_keep_a_row_that_sees_no_key",
+    "G13": "tests/test_pinned_core.py::test_a_whitespace_only_answer_counts_as_unanswered",
+    "S1": "tests/test_pinned_core.py::test_three_days_with_a_middle_draw_become_four",
+    "S13": "tests/test_pinned_core.py::test_the_sm2_baseline_ease_stops_at_its_floor",
+    "PR4": "tests/test_pinned_core.py::test_a_row_peak_is_tied_when_its_largest_entry_occurs_twice",
+    "PR5": "tests/test_pinned_core.py::test_a_drawn_mask_never_hides_a_whole_row",
+    "PR7": "tests/test_pinned_core.py::test_the_tolerance_is_pinned_and_an_answer_a_thousandth_off_is_wrong",
+    "PR11": "tests/test_pinned_core.py::test_causal_flipped_is_the_transposed_visibility",
+    "PR14": "tests/test_pinned_core.py::test_a_drawn_score_mask_hides_at_least_one_cell",
+    "S17": "tests/test_pinned_core.py::test_an_easy_review_raises_the_sm2_ease_by_fifteen_points",
+    "E11": "tests/test_problems.py::test_answers_are_the_engines_results",
+    "W1": "tests/test_lab.py::test_lab_causal_flag_hides_the_future",
+    "D2": "tests/test_pinned_services.py::test_an_answer_today_extends_yesterdays_streak",
+    "D19": "tests/test_pinned_services.py::test_an_answer_today_extends_yesterdays_streak",
+    "D5": "tests/test_pinned_services.py::test_the_open_item_counts_itself_when_the_queue_no_longer_holds_it",
+    "D6": "tests/test_pinned_services.py::test_explaining_a_right_answer_is_a_conflict",
+    "D8": "tests/test_pinned_services.py::test_an_idempotency_key_reused_for_another_item_is_refused",
+    "D11": "tests/test_pinned_services.py::test_only_a_recall_item_shows_its_model_answer_before_grading",
+    "D13": "tests/test_pinned_services.py::test_a_retry_after_the_explanation_shows_the_explanation",
+    "D17": "tests/test_pinned_services.py::test_a_wrong_choice_stores_the_misconception_its_option_names",
+    "D20": "tests/test_pinned_services.py::test_the_drill_position_counts_only_todays_answers",
+    "R2": "tests/test_pinned_services.py::test_a_recall_item_is_correct_unless_rated_again",
+    "R3": "tests/test_pinned_services.py::test_the_learners_pace_ignores_their_wrong_answers",
+    "R5": "tests/test_pinned_services.py::test_seed_zero_is_a_valid_problem_seed",
+    "R6": "tests/test_pinned_services.py::test_a_rewritten_explanation_replaces_the_stored_text",
+    "R8": "tests/test_pinned_services.py::test_an_idempotency_key_with_a_control_character_is_refused",
+    "R12": "tests/test_pinned_services.py::test_an_overlong_explanation_is_refused",
+    "R16": "tests/test_pinned_services.py::test_a_retired_item_cannot_be_opened",
+    "Q2": "tests/test_pinned_services.py::test_a_retired_items_due_card_leaves_the_queue",
+    "Q5": "tests/test_pinned_services.py::test_a_review_that_comes_due_later_today_is_offered_now",
+    "Q10": "tests/test_pinned_services.py::test_another_learners_cards_stay_out_of_the_queue",
+    "Q11": "tests/test_pinned_services.py::test_another_learners_cards_stay_out_of_the_queue",
+}
+
+
 @dataclass
 class Outcome:
     """What happened to one mutant."""
@@ -382,8 +479,15 @@ def run_mutant(
     start = time.monotonic()
     path.write_text(mutated, encoding="utf-8")
     try:
-        files = tests or test_files(mutant.module, tree)
-        code, detail = run_tests(tree, files, timeout)
+        code = None
+        killer = KILLERS.get(mutant.id)
+        if killer and not tests and (tree / killer.split("::")[0]).exists():
+            code, detail = run_tests(tree, [killer], timeout)
+            if code not in (1, 2):  # passed, or the test is gone: run them all
+                code = None
+        if code is None:
+            files = tests or test_files(mutant.module, tree)
+            code, detail = run_tests(tree, files, timeout)
     finally:
         path.write_text(original, encoding="utf-8")
     seconds = time.monotonic() - start
