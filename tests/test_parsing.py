@@ -331,6 +331,7 @@ _PLAIN_NUMBERS = st.one_of(
 )
 @example([[float("nan")], [float("nan")]], 3)  # a lone undefined entry: its row
 @example([[1, 2], [3, 4]], None)
+@example([[float("nan")]], 2)  # one undefined row, brackets or not, fills the width
 def test_rows_of_plain_numbers_read_as_the_general_path_reads_them(rows, width):
     """Do JSON rows of numbers, read at once, equal them read entry by entry?"""
     as_text = [[repr(float(x)) for x in row] for row in rows]
@@ -338,7 +339,8 @@ def test_rows_of_plain_numbers_read_as_the_general_path_reads_them(rows, width):
     slow = parse_matrix(as_text, "A", parse_value, width=width)
     np.testing.assert_array_equal(fast, slow)
     if len(rows) == 1:  # a single row may come without its brackets
-        np.testing.assert_array_equal(parse_matrix(rows[0], "A", parse_value), fast)
+        bare = parse_matrix(rows[0], "A", parse_value, width=width)
+        np.testing.assert_array_equal(bare, fast)
 
 
 # ---------------------------------------------------------------------------
