@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from quizsvc import scheduling
-from quizsvc.engine import attention, causal_mask, shifted_softmax
+from quizsvc.engine import attention, causal_mask, shifted_exp, shifted_softmax
 from quizsvc.grading import grade
 from quizsvc.problems import generate
 from quizsvc.problems.model import tolerance_for
@@ -91,6 +91,15 @@ def test_the_shared_softmax_is_the_definition_slice_by_slice(x, axis, empty_weig
             exps = [math.exp(v - peak) for v in row]
             expected = [e / sum(exps) for e in exps]
         np.testing.assert_allclose(weights, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_an_empty_slice_exp_stays_zero_beside_infinite_or_nan_peaks():
+    """Is exp 0 across a row of only -inf even when another row holds +inf or NaN?"""
+    # E19: with such a neighbour, the empty row was shifted by -inf (NaN).
+    x = np.array([[-math.inf, -math.inf], [math.inf, 1.0], [math.nan, 0.0]])
+    exp, empty = shifted_exp(x)
+    assert exp[0].tolist() == [0.0, 0.0]
+    assert empty.ravel().tolist() == [True, False, False]
 
 
 # --- grading ----------------------------------------------------------------
@@ -206,6 +215,21 @@ def test_hard_argmax_weights_are_one_hot_in_every_generated_problem():
                         seen += 1
                         assert set(row.tolist()) <= {0.0, 1.0} and row.sum() == 1.0
     assert seen > 500
+
+
+def test_output_problems_offering_the_argmax_mistake_have_no_tied_weights():
+    """When A is given and hard argmax is a candidate, is every row's peak unique?"""
+    # A tie would make the mistake's answer ambiguous (the kinds redraw such
+    # rows; mutant PR15, the pipelines' backstop check, is equivalent).
+    checked = 0
+    for level in (1, 2, 3):
+        for seed in range(120):
+            problem = generate("output", seed, level)
+            if "hard_argmax" in problem.names:
+                checked += 1
+                rows = problem.given["A"].tolist()
+                assert not any(map(peak_tied, rows)), f"output:{level}:{seed}"
+    assert checked > 20
 
 
 @pytest.mark.parametrize("kind", ["scores", "attention", "weights"])
