@@ -26,6 +26,7 @@ ALLOWED = {
     # names of things, written as their makers write them
     "quizsvc", "English", "PyTorch", "FlashAttention", "Flash", "Transformer",
     "NumPy", "GPU", "GPUs", "SRAM", "HBM", "TOML", "JSON", "API", "MATLAB",
+    "CSV", "XLSX",
     "is_causal", "scaled_dot_product_attention", "attn_mask", "cu_seqlens",
     "nn", "functional", "torch", "float32", "fp16", "bf16", "dim", "FSRS",
     # code the lesson quotes (in the bank's own Chinese text)

@@ -746,7 +746,15 @@ def _file(description: str, *media_types: str) -> dict[str, Any]:
                 "schema": STRING,
             }
         },
-        "content": {media: {"schema": {"type": "string"}} for media in media_types},
+        # A JSON download is one document; the other formats are text or bytes.
+        "content": {
+            media: {
+                "schema": {
+                    "type": "object" if media == "application/json" else "string"
+                }
+            }
+            for media in media_types
+        },
     }
 
 
