@@ -175,8 +175,7 @@ def _additive_mask(mask: Any, batch: tuple[int, ...], tq: int, tk: int) -> np.nd
                 "mask must not contain NaN or +inf: an additive mask uses 0 for "
                 "visible cells and -inf (or a finite bias) for hidden ones"
             )
-    if additive.ndim < 2:
-        raise MaskError(f"mask must be {expected}; got shape {additive.shape}")
+    # Any shape NumPy broadcasts is fine: a key mask (Tk,) is the usual padding mask.
     try:
         full = np.broadcast_shapes(additive.shape, (*batch, tq, tk))
     except ValueError:

@@ -39,6 +39,7 @@ from quizsvc.problems.pipelines import (
 
 __all__ = [
     "MISCONCEPTIONS",
+    "MISCONCEPTION_TITLES",
     "FormatError",
     "StepResult",
     "Verdict",
@@ -117,6 +118,32 @@ MISCONCEPTIONS: dict[str, dict[str, str]] = {
         "en": "It looks like K was used where Kᵀ was needed: the scores are QKᵀ, "
         "the dot product of every query with every key.",
     },
+}
+
+# Short names of the misconceptions, for headings (the ids stay in the API,
+# exports and tooltips).
+MISCONCEPTION_TITLES: dict[str, dict[str, str]] = {
+    "no_scale": {"zh-CN": "漏掉了缩放 1/√d", "en": "Scale 1/√d left out"},
+    "scale_by_d": {"zh-CN": "除以 d 而不是 √d", "en": "Divided by d, not √d"},
+    "scale_multiplied": {"zh-CN": "乘了 √d 而不是除以", "en": "Multiplied by √d"},
+    "softmax_over_queries": {
+        "zh-CN": "按列（沿 query）做了 softmax",
+        "en": "Softmax down the columns (over queries)",
+    },
+    "no_softmax": {"zh-CN": "把分数直接当权重", "en": "Scores used as weights"},
+    "unnormalized_exp": {
+        "zh-CN": "exp 之后没有归一化",
+        "en": "exp without normalizing",
+    },
+    "mask_ignored": {"zh-CN": "遮罩没有起作用", "en": "Mask not applied"},
+    "mask_after_softmax": {
+        "zh-CN": "在 softmax 之后才加遮罩",
+        "en": "Mask applied after the softmax",
+    },
+    "causal_flipped": {"zh-CN": "因果遮罩方向反了", "en": "Causal mask flipped"},
+    "hard_argmax": {"zh-CN": "只取了最大的那一个", "en": "Took only the largest"},
+    "transposed": {"zh-CN": "行列转置了", "en": "Rows and columns swapped"},
+    "k_not_transposed": {"zh-CN": "用了 K 而不是 Kᵀ", "en": "K used instead of Kᵀ"},
 }
 
 _ALL_CORRECT = {
@@ -829,7 +856,64 @@ def _diagnose(
             and _close(step.value, derived.T, tolerance).all()
         ):
             return "transposed", step.ask.name
+    for i in wrong:
+        if _columns_normalized_single_query(problem, steps[i]):
+            return "softmax_over_queries", steps[i].ask.name
     return None, None
+
+
+def _columns_normalized_single_query(problem: Problem, step: _Step) -> bool:
+    """Whether a one-query weights row is all ones on the keys it sees.
+
+    With a single query, normalizing each column divides every visible cell by
+    itself; problems leave this mistake out of their candidates (its pipeline
+    needs more than one query), so it is recognized here.
+    """
+    truth = problem.answer.get(step.ask.name)
+    value = step.value
+    if truth is None or value is None or value.shape != truth.shape:
+        return False
+    if truth.ndim != 2 or truth.shape[0] != 1:
+        return False
+    with np.errstate(invalid="ignore"):
+        sums = np.nansum(truth, axis=-1)
+    visible = np.isfinite(truth) & (truth > 0)
+    if visible.sum() < 2 or not np.allclose(sums, 1.0):
+        return False  # not a row of weights, or one visible key: nothing to see
+    return bool(np.all(np.abs(value[visible] - 1.0) <= problem.tolerance))
+
+
+def _rounded_to(problem: Problem, step: _Step) -> int | None:
+    """The decimals a wrong step was rounded to, when rounding is its only fault.
+
+    Every cell outside the tolerance must equal the right value rounded (or cut)
+    to fewer decimals than the problem asks for; the most such decimals is said.
+    """
+    truth = problem.answer.get(step.ask.name)
+    value = step.value
+    if truth is None or value is None or value.shape != np.shape(truth):
+        return None
+    truth = np.asarray(truth, dtype=float)
+    finite = np.isfinite(truth)
+    if not np.array_equal(finite, np.isfinite(value)):
+        return None
+    if not np.array_equal(truth[~finite], value[~finite], equal_nan=True):
+        return None
+    exact, typed = truth[finite], value[finite]
+    off = np.abs(typed - exact) > problem.tolerance
+    if not off.any():
+        return None
+    exact, typed = exact[off], typed[off]
+    fewest = np.full(exact.shape, -1)
+    for decimals in range(problem.precision - 1, -1, -1):
+        unit = 10.0**-decimals
+        rounded = np.round(exact, decimals)
+        cut = np.trunc(exact / unit) * unit
+        near = (np.abs(typed - rounded) < 1e-9) | (np.abs(typed - cut) < 1e-9)
+        fewest = np.where(near, decimals, fewest)
+    if (fewest < 0).any():
+        return None
+    return int(fewest.max())
 
 
 def _feedback(
@@ -877,6 +961,13 @@ def _feedback(
         opening = {
             "zh-CN": f"“{label['zh-CN']}”选错了。",
             "en": f"The answer to “{label['en']}” is not right.",
+        }
+    elif (decimals := _rounded_to(problem, first)) is not None:
+        opening = {
+            "zh-CN": f"{label['zh-CN']} 算对了，只是只保留了 {decimals} 位小数；"
+            f"这里要求保留 {problem.precision} 位，请多写几位再提交。",
+            "en": f"The {label['en']} is computed right but kept only {decimals} "
+            f"decimals; {problem.precision} are asked for, so write more digits.",
         }
     else:
         cells = np.ravel(first.result.ok) if first.result.ok is not None else []

@@ -374,6 +374,8 @@ class Review(Base):
     stability_after: Mapped[float | None]
     difficulty_after: Mapped[float | None]
     due_after: Mapped[datetime]
+    # The verdict the learner was shown, so a retry is answered with the same body.
+    verdict: Mapped[dict[str, Any] | None]
 
     item: Mapped[Item] = relationship()
     explanation: Mapped[Explanation | None] = relationship(back_populates="review")
@@ -485,6 +487,11 @@ class OpenItem(Base):
     problem_kind: Mapped[str | None] = mapped_column(String(64))
     problem_seed: Mapped[int | None] = mapped_column(BigInteger)
     problem_level: Mapped[int | None] = mapped_column(SmallInteger)
+    # Where the item stands in the learner's day when it was opened: the
+    # position among the day's planned items (None for a learning-step repeat)
+    # and the planned total, so showing the open item needs no queue.
+    day_position: Mapped[int | None]
+    day_total: Mapped[int | None]
 
 
 __all__ = [

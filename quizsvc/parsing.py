@@ -2,7 +2,8 @@
 
 Matrices may be JSON, MATLAB-style rows (`[1 2; 3 4]`), or one row a line, with
 the full-width punctuation Chinese input methods produce. Entries may be plain
-numbers or, through `parse_value`, small expressions (`2/3`, `√2/2`, `1/sqrt(2)`,
+numbers or, through `parse_value` (and `parse_scalar` for a single answer box),
+small expressions (`2/3`, `√2/2`, `1/sqrt(2)`,
 `exp(1)`, `e`), `-inf` for a masked score and `undefined` / `未定义` / `nan` for
 an undefined entry. Expressions are read by a recursive-descent parser over a
 whitelist of operators and functions; nothing is ever passed to `eval`.
@@ -31,6 +32,7 @@ __all__ = [
     "parse_flag",
     "parse_matrix",
     "parse_number",
+    "parse_scalar",
     "parse_value",
 ]
 
@@ -374,6 +376,43 @@ def parse_value(token: Any) -> float:
     if word in _UNDEFINED:
         return math.nan
     return parse_expression(text)
+
+
+# Signs people put before a number they rounded, and one after a percentage.
+_APPROXIMATELY = "≈~=＝≒"
+
+
+def parse_scalar(
+    token: Any, *, infinite: bool = False, undefined: bool = False
+) -> float:
+    """Parse one typed number as every answer box reads it.
+
+    Everything `parse_value` reads (decimals, fractions, √ and sqrt(), e, exp,
+    full-width digits and punctuation), plus a leading "≈" or "=" and a
+    trailing "%". Infinities (−∞, 负无穷) and undefined (未定义) are errors
+    unless `infinite` / `undefined` allow them where they make sense.
+    """
+    if token is None:
+        raise ExpressionError("empty entry", "空白，没有数字")
+    if isinstance(token, str):
+        text = normalize_text(token).strip().lstrip(_APPROXIMATELY).strip()
+        percent = text.endswith("%")
+        value = parse_value(text[:-1] if percent else text)
+        if percent:
+            value /= 100
+    else:
+        value = parse_value(token)
+    if math.isnan(value) and not undefined:
+        raise ExpressionError(
+            "a number is needed here, not “undefined”",
+            "这里需要一个数，而不是“未定义”",
+        )
+    if math.isinf(value) and not infinite:
+        raise ExpressionError(
+            "a finite number is needed here, not infinity",
+            "这里需要一个有限的数，而不是无穷",
+        )
+    return value
 
 
 _TRUE = {"1", "true", "t", "yes", "y", "是", "对", "可见", "✓", "✔", "1.0"}

@@ -13,9 +13,9 @@ Pure computation, no database or web code: NumPy, the standard library, py-fsrs
   of a recall item (four buttons, or Pass/Fail in two-button mode).
 - The daily queue: `learner_day` finds the learner's day from their time zone
   and rollover hour; `build_queue` picks due reviews (lowest retrievability
-  first), then new items (unlocked lessons, skill order), within the day's
-  limits, and never puts two items of one skill back to back when it can avoid
-  it.
+  first), then new items (unlocked lessons, skill order, skills staggered),
+  within the day's limits, and never puts two items of one skill back to back
+  when it can avoid it, counting the latest answers too.
 - Retrievability of many cards at once: `retrievability_at` (from last-review
   times) and `retrievability_many` (from elapsed days), NumPy, equal to py-fsrs
   `Scheduler.get_card_retrievability` card by card.
@@ -424,6 +424,9 @@ class NewItem:
     lesson_id: str
     # (lesson position, skill position, item position): the order to learn in.
     order: tuple[int, int, int]
+    # The item's place among all its skill's items (0 = the first), started or
+    # not; None when unknown (then counted among the items given).
+    skill_index: int | None = None
 
 
 @dataclass(frozen=True)
@@ -469,16 +472,21 @@ def build_queue(
     day_end: datetime,
     reviews_remaining: int,
     new_remaining: int,
+    previous_skill: str | None = None,
+    just_answered: str | None = None,
 ) -> list[QueueEntry]:
     """Build the learner's queue: due reviews, then new items, skills spread out.
 
     Reviews due before the day ends, and learning steps due by now, come lowest
     retrievability first, up to `reviews_remaining`. New items of unlocked
-    lessons follow in lesson, skill and bank order, up to `new_remaining` and
-    the review capacity left. Learning steps that come due within LEARN_AHEAD
-    go last, as Anki's learn-ahead does: a card just failed is not asked again
-    at once while other work is waiting. Finally no two entries of one skill
-    are adjacent unless only that skill is left.
+    lessons follow, up to `new_remaining` and the review capacity left, each
+    skill in bank order and the skills in the lesson's order, but staggered
+    (`introduction_order`) so a skill is not drilled to exhaustion before the
+    next one starts. Learning steps that come due within LEARN_AHEAD go last,
+    as Anki's learn-ahead does, and so does the item `just_answered` (a card
+    just failed is not asked again at once while other work is waiting).
+    Finally no two entries of one skill are adjacent, counting the skill of the
+    latest answer (`previous_skill`), unless only that skill is left.
     """
     now = _as_utc(now)
     learn_ahead = now + LEARN_AHEAD
@@ -488,7 +496,7 @@ def build_queue(
         if card.state == STATE_REVIEW:
             if card.due < day_end:
                 ready.append(card)
-        elif card.due <= now:
+        elif card.due <= now and card.item_id != just_answered:
             ready.append(card)
         elif card.due <= learn_ahead:
             ahead.append(card)
@@ -501,29 +509,59 @@ def build_queue(
     ]
     capacity = max(0, min(new_remaining, limit - len(reviews)))
     open_lessons = unlocked_lessons(lessons)
-    fresh = sorted(
-        (item for item in new_items if item.lesson_id in open_lessons),
-        key=lambda item: (item.order, item.item_id),
-    )
+    fresh = introduction_order(i for i in new_items if i.lesson_id in open_lessons)
     news = [QueueEntry(i.item_id, i.skill_id, "new") for i in fresh[:capacity]]
     room = max(0, limit - len(reviews) - len(news))
     later = [
         QueueEntry(c.item_id, c.skill_id, "review", c.due, c.retrievability)
         for c in ahead[:room]
     ]
-    return spread_skills(reviews + news + later)
+    return spread_skills(reviews + news + later, previous_skill)
 
 
-def spread_skills(entries: Sequence[QueueEntry]) -> list[QueueEntry]:
+# How many items of a skill come before the next skill's first item.
+SKILL_STAGGER = 1
+
+
+def introduction_order(new_items: Iterable[NewItem]) -> list[NewItem]:
+    """Order new items: lessons in order; within a lesson, skills in order and
+    each skill's items in bank order, the next skill starting after
+    SKILL_STAGGER items of the one before.
+
+    Item n of a skill at position p gets the rank n + SKILL_STAGGER * p (ties go
+    to the earlier skill), so the first skill's second item comes with the
+    second skill's first, and so on: skills are met in the lesson's order and
+    then practised side by side. n counts the skill's items already started, so
+    the stagger holds from one day to the next.
+    """
+    ordered = sorted(new_items, key=lambda item: (item.order, item.item_id))
+    counted: dict[tuple[int, int, str | None], int] = {}
+    ranked = []
+    for index, item in enumerate(ordered):
+        group = (item.order[0], item.order[1], item.skill_id)
+        within = item.skill_index
+        if within is None:
+            within = counted.get(group, 0)
+            counted[group] = within + 1
+        rank = (item.order[0], within + SKILL_STAGGER * item.order[1], item.order[1])
+        ranked.append((rank, index, item))
+    ranked.sort(key=lambda entry: entry[:2])
+    return [item for _rank, _index, item in ranked]
+
+
+def spread_skills(
+    entries: Sequence[QueueEntry], previous_skill: str | None = None
+) -> list[QueueEntry]:
     """Reorder as little as possible so no skill follows itself while avoidable.
 
     Greedy: take the earliest remaining entry whose skill differs from the one
-    just placed; only when every remaining entry shares it, take the earliest.
+    just placed (at the start, the skill of the latest answer); only when every
+    remaining entry shares it, take the earliest.
     """
     remaining = list(entries)
     result: list[QueueEntry] = []
     while remaining:
-        previous = result[-1].skill_id if result else None
+        previous = result[-1].skill_id if result else previous_skill
         index = next(
             (
                 i

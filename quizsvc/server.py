@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,16 @@ def _announce(server) -> None:
         )
 
 
+def _exit_now(_worker) -> None:
+    """End a worker at once on Ctrl+C (SIGINT) or SIGQUIT.
+
+    A worker's threads may sit in a slow client's half-sent request; exiting
+    normally waits for them, so Ctrl+C hung for the whole graceful timeout and
+    ended with the arbiter's SIGKILL ("Perhaps out of memory?").
+    """
+    os._exit(0)
+
+
 def run_server(*, host: str, port: int, workers: int) -> None:
     """Prepare the database and serve until interrupted."""
     try:
@@ -75,6 +86,9 @@ def gunicorn_options(
         "accesslog": "-",
         "when_ready": _announce,
         "timeout": 60,
+        "worker_int": _exit_now,
+        # SIGTERM (a service manager's stop) lets requests finish, briefly.
+        "graceful_timeout": 10,
         # One control socket per instance, so two services on one machine
         # (or two test runs) do not take each other's.
         "control_socket": str(Path(instance_path) / "gunicorn.ctl"),

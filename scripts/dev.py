@@ -66,7 +66,13 @@ def main(argv: list[str]) -> int:
     os.chdir(ROOT)
     if command == "run":
         _say("preparing the database and starting the service")
-        return subprocess.call([str(BIN / "quizsvc"), "serve", *rest])
+        service = subprocess.Popen([str(BIN / "quizsvc"), "serve", *rest])
+        try:
+            return service.wait()
+        except KeyboardInterrupt:
+            # Ctrl+C reached the service too and it is stopping: let it finish
+            # (killing it would leave its workers behind).
+            return service.wait()
     return subprocess.call([str(python), "-m", "pytest", *rest])
 
 

@@ -222,12 +222,7 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
     database = server_instance / "quizsvc.sqlite3"
     context = browser.new_context(viewport={"width": 360, "height": 760})
     page = context.new_page()
-    page.goto(server + "register")
-    page.fill("#username", "xiaohong")
-    page.fill("#password", "attention-by-hand")
-    page.fill("#confirm", "attention-by-hand")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/today")
+    register(page, server, "xiaohong")
     page.click("#start")
     answered = wrong = 0
     for _ in range(80):
@@ -258,3 +253,121 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
     assert page.locator("#new-count").inner_text() == "0"
     snap(page, shots, "18-today-after-zh")
     context.close()
+
+
+def register(page, server: str, username: str) -> None:
+    """Register a learner through the form and land on Today."""
+    page.goto(server + "register")
+    page.fill("#username", username)
+    page.fill("#password", "attention-by-hand")
+    page.fill("#confirm", "attention-by-hand")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/today")
+
+
+def reopen_as(database: Path, username: str, item_id: str, problem=(None, None, None)):
+    """Make the learner's open item another one (as if the queue had chosen it)."""
+    kind, seed, level = problem
+    with closing(sqlite3.connect(database)) as connection, connection:
+        connection.execute(
+            "UPDATE open_items SET item_id = ?, problem_kind = ?, problem_seed = ?, "
+            "problem_level = ? WHERE user_id = "
+            "(SELECT id FROM users WHERE username = ?)",
+            (item_id, kind, seed, level, username),
+        )
+
+
+def snap_both(page, shots: Path, name: str) -> None:
+    """Screenshots at a phone's 360 px and at desktop width."""
+    snap(page, shots, f"{name}-360")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    snap(page, shots, f"{name}-desktop")
+    page.set_viewport_size({"width": 360, "height": 760})
+
+
+def test_the_drill_keeps_the_closed_book_and_explains_in_chinese(
+    server, browser, shots, server_instance
+):
+    """A wrong generated answer, the tools closed meanwhile, the learner's own
+    grid once explained, an ordering refused without losing the picks, and the
+    Lab taking a 16×16 input: all in Chinese, at 360 px and at desktop width."""
+    database = server_instance / "quizsvc.sqlite3"
+    context = browser.new_context(viewport={"width": 360, "height": 760})
+    page = context.new_page()
+    register(page, server, "xiaogang")
+
+    # A generated item (the lesson's example) is open.
+    page.goto(server + "drill")
+    reopen_as(
+        database, "xiaogang", "l16-hand-generated-lesson", ("lesson_example", 0, 1)
+    )
+    page.goto(server + "drill")
+    assert page.locator("#drill-position").inner_text() == "1 / 10"
+    snap_both(page, shots, "21-drill-generated-zh")
+
+    # While it is open, nothing computes its answer for the learner.
+    for path in ("lab", "explore", "practice/lesson_example/1/0"):
+        response = page.goto(server + path)
+        assert response.status == 423 and page.locator("#finish-first").is_visible()
+    snap_both(page, shots, "22-lab-closed-zh")
+
+    # Right to 2 decimals only: a precision fault, said as such after the why.
+    problem = problems.generate("lesson_example", 0, 1)
+    page.goto(server + "drill")
+    for ask in problem.ask:
+        for i, row in enumerate(problem.answer_json(ask.name)):
+            for j, cell in enumerate(row):
+                shown = round(cell, 2) if ask.name == "S" else cell
+                page.fill(f"input[name='cell-{ask.name}-{i}-{j}']", str(shown))
+    page.click("#submit-answer")
+    page.wait_for_url("**/drill/result/*")
+    assert page.locator("#your-answer").count() == 0  # marks wait for the why
+    page.fill("#why", "我只写了两位小数。")
+    assert "/ 4000" in page.locator("#why-count").inner_text()
+    snap_both(page, shots, "23-drill-why-counter-zh")
+    page.click("#why-form button[type=submit]")
+    page.wait_for_selector("#your-answer")
+    assert page.locator("#your-answer td.bad").count() >= 1
+    assert "只保留了 2 位小数" in page.locator("#feedback").inner_text()
+    snap_both(page, shots, "24-drill-own-grid-zh")
+
+    # An ordering with a step twice: refused, the picks kept, steps named.
+    page.click("#next")
+    page.wait_for_load_state()
+    question = BANK.questions["l16-hand-order-of-steps"]
+    reopen_as(database, "xiaogang", question.id)
+    page.goto(server + "drill")
+    steps = question.data["steps"]
+    for position in range(len(steps)):
+        page.select_option(
+            f"#order-{position}", steps[0 if position == 1 else position]["id"]
+        )
+    page.click("#submit-answer")
+    page.wait_for_selector("#answer-error")
+    error = page.locator("#answer-error").inner_text()
+    assert steps[1]["text"]["zh-CN"] in error and steps[1]["id"] not in error
+    assert page.locator("#order-1").input_value() == steps[0]["id"]
+    snap_both(page, shots, "25-ordering-error-zh")
+    for position, step in enumerate(steps):
+        page.select_option(f"#order-{position}", step["id"])
+    page.click("#submit-answer")
+    page.wait_for_selector("#result")
+
+    # Answered: the Lab is open again, and takes 16×16 by its form (POST).
+    page.goto(server + "lab")
+    big = "\n".join(" ".join(str((i * j) % 3) for j in range(16)) for i in range(16))
+    for name in ("q", "k", "v"):
+        page.fill(f"#field-{name}", big)
+    page.click(".lab-form button[type=submit]")
+    page.wait_for_load_state()
+    assert page.locator(".results").is_visible()
+    assert "q15" in page.locator(".results").inner_text()
+    snap_both(page, shots, "26-lab-16x16-zh")
+    context.close()
+
+    # Notes need a signed-in learner.
+    anonymous = browser.new_context()
+    visitor = anonymous.new_page()
+    visitor.goto(server + "notes/l16-qkv-roles")
+    assert "/login" in visitor.url
+    anonymous.close()

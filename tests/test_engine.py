@@ -168,7 +168,7 @@ def test_bad_inputs_raise_value_errors_that_name_the_argument(kwargs, error, fra
     ("mask", "fragment"),
     [
         (np.zeros((3, 3)), "Tq=1, Tk=2"),
-        (np.zeros(2), "Tq=1, Tk=2"),
+        (np.zeros(3), "Tq=1, Tk=2"),
         (np.array([[np.nan, 0.0]]), "NaN"),
         (np.array([[np.inf, 0.0]]), "+inf"),
         (np.array([["x", "y"]]), "dtype"),
@@ -178,6 +178,44 @@ def test_bad_masks_raise_mask_error(mask, fragment):
     with pytest.raises(MaskError) as info:
         attention(LESSON["q"], LESSON["k"], LESSON["v"], mask=mask)
     assert fragment in str(info.value) and "mask" in str(info.value)
+
+
+def test_a_key_mask_of_shape_tk_pads_every_query():
+    """Is the usual padding mask (Tk,) taken as NumPy broadcasts it?"""
+    q = np.array([[1.0, 0.0], [0.0, 1.0]])
+    k = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    v = np.array([[1.0], [2.0], [3.0]])
+    keys = np.array([True, True, False])
+    one_d = attention(q, k, v, mask=keys)
+    full = attention(q, k, v, mask=np.broadcast_to(keys, (2, 3)))
+    np.testing.assert_array_equal(one_d.weights, full.weights)
+    assert (one_d.weights[:, 2] == 0).all()
+    additive = attention(q, k, v, mask=np.array([0.0, 0.0, -np.inf]))
+    np.testing.assert_array_equal(additive.output, full.output)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    tq=st.integers(1, 3),
+    tk=st.integers(1, 3),
+    heads=st.integers(1, 2),
+    pattern=st.lists(st.booleans(), min_size=4, max_size=4),
+)
+def test_every_mask_shape_that_broadcasts_is_accepted(tq, tk, heads, pattern):
+    """Does every mask shape broadcasting to [heads, Tq, Tk] act as the full mask?"""
+    rng = np.random.default_rng(tq * 10 + tk)
+    q = rng.standard_normal((heads, tq, 2))
+    k = rng.standard_normal((heads, tk, 2))
+    v = rng.standard_normal((heads, tk, 2))
+    full = np.ones((heads, tq, tk), dtype=bool)
+    shapes = [(tk,), (1, tk), (tq, 1), (tq, tk), (heads, 1, tk), (1, 1, 1), ()]
+    for shape, hide in zip(shapes, pattern * 2, strict=False):
+        mask = np.ones(shape, dtype=bool)
+        if hide and mask.ndim and shape[-1] == tk and tk > 1:
+            mask[..., -1] = False
+        expected = attention(q, k, v, mask=np.broadcast_to(mask, full.shape))
+        got = attention(q, k, v, mask=mask)
+        np.testing.assert_array_equal(got.weights, expected.weights)
 
 
 @pytest.mark.parametrize("temperature", [0.0, -1.0, math.inf, math.nan])

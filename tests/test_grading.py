@@ -534,3 +534,39 @@ def test_check_bad_input_exits_2(stdin, fragment):
     result = CliRunner().invoke(main, ["check"], input=stdin)
     assert result.exit_code == 2
     assert fragment in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("kind", "seed", "level"),
+    [
+        ("softmax_row", 0, 1),
+        ("weights", 3, 1),
+        ("attention", 0, 2),
+        ("lesson_example", 0, 1),
+    ],
+)
+def test_one_query_normalized_by_column_is_named(kind, seed, level):
+    """With Tq = 1, are all-ones weights named softmax_over_queries?"""
+    problem = generate(kind, seed, level)
+    weights = next(a for a in problem.ask if a.name in ("A", "a"))
+    assert weights.shape[0] == 1 < weights.shape[1]
+    answers = {a.name: problem.answer_json(a.name) for a in problem.ask}
+    answers[weights.name] = [[1] * weights.shape[1]]
+    verdict = grade(problem, answers)
+    assert verdict.misconception == "softmax_over_queries"
+    assert verdict.misconception_step == weights.name
+
+
+def test_rounding_too_early_is_said_to_be_only_precision():
+    """Right to 2 decimals where 4 are asked: does the feedback say just that?"""
+    problem = generate("lesson_example", 0, 1)
+    answers = {a.name: problem.answer_json(a.name) for a in problem.ask}
+    answers["S"] = [[0.71, 0]]
+    verdict = grade(problem, answers)
+    assert not verdict.correct and verdict.misconception is None
+    feedback = verdict.feedback["en"]
+    assert "2 decimals" in feedback and "4 are asked" in feedback
+    assert "只保留了 2 位小数" in verdict.feedback["zh-CN"]
+    # A real slip stays a wrong computation.
+    answers["S"] = [[0.75, 0]]
+    assert "decimals" not in grade(problem, answers).feedback["en"]

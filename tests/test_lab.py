@@ -64,14 +64,14 @@ def test_lab_marks_undefined_rows(client):
 @pytest.mark.parametrize(
     ("query", "field", "fragment"),
     [
-        ({"q": "[[1,0]]", "k": "[[1,0,1]]", "v": "[[1]]"}, "k", "k must have shape"),
+        ({"q": "[[1,0]]", "k": "[[1,0,1]]", "v": "[[1]]"}, "k", "K has 3 columns"),
         ({"q": "[[1,zz]]", "k": "[[1,0]]", "v": "[[1]]"}, "q", "row 1, column 2"),
         ({"q": "", "k": "[[1,0]]", "v": "[[1]]"}, "q", "empty input"),
-        ({"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1],[2]]"}, "v", "v must have shape"),
+        ({"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1],[2]]"}, "v", "V has 2 rows"),
         (
             {"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1]]", "mask": "[[0, 0]]"},
             "mask",
-            "mask must be",
+            "The mask is 1×2",
         ),
         (
             {"q": "[[1,0]]", "k": "[[1,0]]", "v": "[[1]]", "mask": "[[nan]]"},
@@ -83,15 +83,76 @@ def test_lab_marks_undefined_rows(client):
             "q",
             "16",
         ),
-        ({"q": "[[1e200]]", "k": "[[1e200]]", "v": "[[1]]"}, "k", "overflow"),
+        ({"q": "[[1e200]]", "k": "[[1e200]]", "v": "[[1]]"}, "k", "too large"),
         ({"q": "[" * 5000 + "]" * 5000, "k": "[[1]]", "v": "[[1]]"}, "q", ""),
     ],
 )
 def test_bad_input_is_a_400_with_the_error_next_to_its_field(
     client, query, field, fragment
 ):
-    response = client.get("/lab", query_string=query)
+    response = client.get("/lab", query_string={**query, "lang": "en"})
     assert response.status_code == 400
     errors = _errors(response.get_data(as_text=True))
     assert field in errors, errors
     assert fragment in errors[field].replace("&#39;", "'")
+
+
+def _lab_post(client, fields):
+    from tests.webutil import csrf_token
+
+    token = csrf_token(client.get("/lab").get_data(as_text=True))
+    return client.post("/lab", data={"csrf_token": token, **fields})
+
+
+def _square(side: int) -> str:
+    return "\n".join(
+        " ".join(str((i + j) % 3) for j in range(side)) for i in range(side)
+    )
+
+
+def test_the_lab_takes_the_documented_16_by_16_by_post(client):
+    """Does a 16×16 Q, K and V go through (a form too large for a URL), and 17 not?"""
+    big = _square(16)
+    response = _lab_post(client, {"q": big, "k": big, "v": big, "mask": ""})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200, _errors(html)
+    assert html.count('<tr><th scope="row">q15</th>') >= 1
+    too_big = _lab_post(client, {"q": _square(17), "k": big, "v": big})
+    assert (
+        too_big.status_code == 400
+        and "16" in _errors(too_big.get_data(as_text=True))["q"]
+    )
+
+
+def test_the_lab_form_is_sent_by_post(client):
+    html = client.get("/lab").get_data(as_text=True)
+    assert '<form method="post"' in html and 'name="csrf_token"' in html
+
+
+def test_lab_errors_are_in_chinese_on_a_chinese_page(client):
+    """Are engine and parser errors said in the page's language?"""
+    response = client.get(
+        "/lab", query_string={"q": "[[1,zz]]", "k": "[[1,0,1]]", "v": "[[1]]"}
+    )
+    errors = _errors(response.get_data(as_text=True))
+    assert "第 1 行第 2 列" in errors["q"]
+    mismatch = client.get(
+        "/lab", query_string={"q": "[[1,0]]", "k": "[[1,0,1]]", "v": "[[1]]"}
+    )
+    assert "K 有 3 列" in _errors(mismatch.get_data(as_text=True))["k"]
+
+
+def test_the_lab_reads_numbers_as_everywhere_else(client):
+    """Are √, fractions and a key mask of one row accepted, as in answers?"""
+    response = client.get(
+        "/lab",
+        query_string={
+            "q": "[[1/√2, 0]]",
+            "k": "[[１, 0], [0, 1]]",
+            "v": "[[1,0],[0,2]]",
+            "mask": "0 -inf",
+        },
+    )
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200, _errors(html)
+    assert "1.0000" in html

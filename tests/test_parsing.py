@@ -18,6 +18,7 @@ from quizsvc.parsing import (
     parse_flag,
     parse_matrix,
     parse_number,
+    parse_scalar,
     parse_value,
 )
 
@@ -338,3 +339,94 @@ def test_rows_of_plain_numbers_read_as_the_general_path_reads_them(rows, width):
     np.testing.assert_array_equal(fast, slow)
     if len(rows) == 1:  # a single row may come without its brackets
         np.testing.assert_array_equal(parse_matrix(rows[0], "A", parse_value), fast)
+
+
+# ---------------------------------------------------------------------------
+# One reader for every answer box: parse_scalar.
+
+# ASCII digits and punctuation as a Chinese input method types them.
+_FULL_WIDTH = str.maketrans("0123456789./()-+", "０１２３４５６７８９．／（）－＋")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("6/√2", 6 / math.sqrt(2)),
+        ("3√2", 3 * math.sqrt(2)),
+        ("√2/2", math.sqrt(2) / 2),
+        ("1/sqrt(2)", 1 / math.sqrt(2)),
+        ("≈0.67", 0.67),
+        ("= 1/2", 0.5),
+        ("50%", 0.5),
+        ("１／√２", 1 / math.sqrt(2)),
+        ("−0.25", -0.25),
+        ("exp(1)/(1+e)", math.e / (1 + math.e)),
+    ],
+)
+def test_a_number_box_reads_what_the_hint_promises(text, value):
+    assert parse_scalar(text) == pytest.approx(value, rel=1e-12)
+
+
+@given(
+    p=st.integers(-10_000, 10_000),
+    q=st.integers(1, 10_000),
+    full_width=st.booleans(),
+)
+def test_fractions_read_exactly_in_either_width(p, q, full_width):
+    """Is p/q read as p/q, typed in ASCII or in full-width characters?"""
+    text = f"{p}/{q}"
+    if full_width:
+        text = text.translate(_FULL_WIDTH)
+    assert parse_scalar(text) == pytest.approx(p / q, rel=1e-12, abs=1e-15)
+
+
+@given(
+    a=st.integers(1, 50),
+    b=st.integers(1, 200),
+    form=st.sampled_from(["{a}√{b}", "{a}/√{b}", "{a}/sqrt({b})", "√{b}/{a}"]),
+)
+def test_roots_read_as_written(a, b, form):
+    """Are a√b, a/√b, a/sqrt(b) and √b/a the numbers they say?"""
+    expected = {
+        "{a}√{b}": a * math.sqrt(b),
+        "{a}/√{b}": a / math.sqrt(b),
+        "{a}/sqrt({b})": a / math.sqrt(b),
+        "√{b}/{a}": math.sqrt(b) / a,
+    }[form]
+    text = form.format(a=a, b=b)
+    assert parse_scalar(text) == pytest.approx(expected, rel=1e-12)
+    assert parse_scalar(text.translate(_FULL_WIDTH)) == pytest.approx(expected)
+
+
+@given(x=st.floats(allow_nan=False, allow_infinity=False, width=64))
+def test_any_decimal_reads_back_itself(x):
+    """Does every finite float, written out, read back as itself (also full-width)?"""
+    assert parse_scalar(repr(x)) == x
+    assert parse_scalar(repr(x).translate(_FULL_WIDTH)) == x
+
+
+@pytest.mark.parametrize("text", ["-inf", "−∞", "负无穷", "-无穷"])
+def test_minus_infinity_only_where_it_makes_sense(text):
+    assert parse_scalar(text, infinite=True) == -math.inf
+    with pytest.raises(ExpressionError) as info:
+        parse_scalar(text)
+    assert "无穷" in info.value.messages["zh-CN"]
+
+
+@pytest.mark.parametrize("text", ["未定义", "undefined", "NaN"])
+def test_undefined_only_where_it_makes_sense(text):
+    assert math.isnan(parse_scalar(text, undefined=True))
+    with pytest.raises(ExpressionError) as info:
+        parse_scalar(text)
+    assert info.value.messages["en"] and info.value.messages["zh-CN"]
+
+
+@given(text=st.text(max_size=30))
+def test_a_number_box_never_fails_but_with_an_expression_error(text):
+    """Whatever is typed, is the answer a float or a bilingual ExpressionError?"""
+    try:
+        value = parse_scalar(text)
+    except ExpressionError as exc:
+        assert exc.messages["zh-CN"] and exc.messages["en"]
+    else:
+        assert math.isfinite(value)

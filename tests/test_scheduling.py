@@ -360,7 +360,10 @@ def new(item, skill, lesson, order):
 OPEN_LESSON = {"L": LessonProgress((), 0, 10)}
 
 
-def queue(due_cards=(), new_items=(), lessons=None, *, reviews=100, news=10, now=T0):
+def queue(
+    due_cards=(), new_items=(), lessons=None, *, reviews=100, news=10, now=T0, **after
+):
+    """The queue for these cards; `after` names the latest answer's skill or item."""
     return scheduling.build_queue(
         due_cards,
         new_items,
@@ -369,6 +372,7 @@ def queue(due_cards=(), new_items=(), lessons=None, *, reviews=100, news=10, now
         day_end=now + timedelta(hours=12),
         reviews_remaining=reviews,
         new_remaining=news,
+        **after,
     )
 
 
@@ -458,6 +462,119 @@ def test_the_same_skill_never_comes_twice_in_a_row_when_avoidable():
         [due("s1", "scores", 0.1), due("s2", "scores", 0.2), due("w1", "weights", 0.3)]
     )
     assert [e.item_id for e in entries] == ["s1", "w1", "s2"]
+
+
+def test_a_failed_item_waits_for_other_work():
+    """After a wrong answer, is the item asked again only once other work is done?"""
+    failed = due(
+        "failed", "s1", 0.1, state=STATE_LEARNING, at=T0 - timedelta(minutes=2)
+    )
+    waiting = [new("n1", "s2", "L", (0, 0, 0)), new("n2", "s3", "L", (0, 1, 0))]
+    entries = queue([failed], waiting, just_answered="failed")
+    assert [e.item_id for e in entries] == ["n1", "n2", "failed"]
+    # Alone, it is asked again rather than left out.
+    alone = queue([failed])
+    assert [e.item_id for e in alone] == ["failed"]
+
+
+def test_new_skills_are_staggered_in_the_lessons_order():
+    """With many new items, does the next skill start before the first runs out?"""
+    items = [
+        new(f"{skill}-{n}", skill, "L", (0, rank, n))
+        for rank, skill in enumerate(["roles", "scores", "scaling"])
+        for n in range(6)
+    ]
+    entries = queue(new_items=items, news=40)
+    order = [e.item_id for e in entries]
+    firsts = [order.index(f"{skill}-0") for skill in ("roles", "scores", "scaling")]
+    assert firsts == sorted(firsts) and firsts[1] < order.index("roles-5")
+    assert firsts[2] < order.index("scores-5")
+    # The daily cut takes the first skills' first items, in the lesson's order.
+    cut = [e.item_id for e in queue(new_items=items, news=3)]
+    assert cut == ["roles-0", "scores-0", "roles-1"]
+
+
+def test_the_latest_answers_skill_is_not_repeated_first():
+    """Does the queue start with another skill than the one just answered?"""
+    cards = [due("a", "scores", 0.1), due("b", "weights", 0.5)]
+    entries = queue(cards, previous_skill="scores")
+    assert [e.item_id for e in entries] == ["b", "a"]
+
+
+SKILLS = ["roles", "scores", "scaling", "weights", "output"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    reviews=st.lists(
+        st.tuples(
+            st.sampled_from(SKILLS),
+            st.sampled_from([STATE_REVIEW, STATE_LEARNING, STATE_RELEARNING]),
+            st.integers(-600, 30),
+            st.floats(0.01, 0.99),
+        ),
+        max_size=12,
+    ),
+    per_skill=st.lists(st.integers(0, 6), min_size=len(SKILLS), max_size=len(SKILLS)),
+    news=st.integers(0, 25),
+    wrong=st.lists(st.booleans(), max_size=60),
+)
+def test_a_day_of_answers_keeps_skills_apart_and_the_lessons_order(
+    reviews, per_skill, news, wrong
+):
+    """Over a simulated day (each answer taken from the queue's head, some wrong),
+    is a skill never asked twice in a row while another waits, a failed item
+    never asked again straight away while other work waits, each skill's new
+    items asked in bank order, and are the new items offered the first ones of
+    the staggered lesson order?"""
+    cards = {
+        f"r{i}": due(f"r{i}", skill, p, state=state, at=T0 + timedelta(minutes=m))
+        for i, (skill, state, m, p) in enumerate(reviews)
+    }
+    fresh = {
+        f"{skill}-{n}": NewItem(f"{skill}-{n}", skill, "L", (0, rank, n), n)
+        for rank, (skill, count) in enumerate(zip(SKILLS, per_skill, strict=True))
+        for n in range(count)
+    }
+    now, last, introduced = T0, None, 0
+    answers = iter(wrong)
+    for _step in range(60):
+        entries = scheduling.build_queue(
+            list(cards.values()),
+            list(fresh.values()),
+            {"L": LessonProgress((), 0, 100)},
+            now=now,
+            day_end=T0 + timedelta(hours=12),
+            reviews_remaining=200,
+            new_remaining=news - introduced,
+            previous_skill=last.skill_id if last else None,
+            just_answered=last.item_id if last else None,
+        )
+        if not entries:
+            break
+        head = entries[0]
+        offered = [e.item_id for e in entries if e.kind == "new"]
+        staggered = scheduling.introduction_order(fresh.values())
+        assert offered == sorted(offered, key=offered.index)  # no duplicates
+        assert set(offered) == {i.item_id for i in staggered[: len(offered)]}
+        if last is not None:
+            if any(e.skill_id != last.skill_id for e in entries):
+                assert head.skill_id != last.skill_id
+            if head.item_id == last.item_id:
+                assert len(entries) == 1
+        if head.kind == "new":
+            same_skill = [i for i in fresh.values() if i.skill_id == head.skill_id]
+            assert fresh[head.item_id] == min(same_skill, key=lambda i: i.order)
+            del fresh[head.item_id]
+            introduced += 1
+        now += timedelta(minutes=1)
+        if next(answers, False):
+            cards[head.item_id] = due(
+                head.item_id, head.skill_id, 0.05, state=STATE_LEARNING, at=now
+            )
+        else:
+            cards.pop(head.item_id, None)
+        last = head
 
 
 entries_strategy = st.lists(

@@ -196,10 +196,11 @@ def test_a_classic_mistake_is_named_and_explained(client):
         url(problem), data=form_for(problem, pipeline_answers(problem, "no_scale"))
     )
     html = response.get_data(as_text=True)
-    assert 'id="misconception"' in html and "<code>no_scale</code>" in html
-    assert grading.MISCONCEPTIONS["no_scale"]["en"] in text_of(html).replace(
-        "&#39;", "'"
-    )
+    assert 'id="misconception"' in html and 'title="no_scale"' in html
+    assert grading.MISCONCEPTION_TITLES["no_scale"]["en"] in html
+    # The explanation is said once (in the feedback), not twice.
+    sentence = grading.MISCONCEPTIONS["no_scale"]["en"]
+    assert text_of(html).replace("&#39;", "'").count(sentence) == 1
 
 
 def test_weights_are_drawn_true_next_to_yours(client):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_login import current_user
+from flask_babel import gettext as _
 
 from quizsvc.api import bp, error, json_body, login_required
 from quizsvc.auth import current_db_user
@@ -105,18 +105,20 @@ def api_drill_explanation():
 
 
 @bp.get("/notes/<note_id>")
+@login_required
 def api_note(note_id: str):
     """One lesson note; closed (423) while its item is open in your drill."""
     note = get_bank().notes.get(note_id)
     if note is None:
         raise error(404, "not_found", f"no note {note_id!r}")
-    user = current_db_user() if current_user.is_authenticated else None
-    if drill.note_state(get_session(), user, note_id) == "locked":
+    if drill.note_state(get_session(), current_db_user(), note_id) == "locked":
         raise error(
             423,
             "closed_book",
-            "this note stays closed while its question is open; after a wrong "
-            "answer, explain why first, then it opens",
+            _(
+                "This note stays closed while its question is open; after a wrong "
+                "answer, explain why first, then it opens."
+            ),
         )
     lang = current_language()
     return {

@@ -35,7 +35,8 @@ def _errors(*statuses: int) -> dict[str, Any]:
         409: "Conflicts with the drill's state (e.g. the item is not open).",
         413: "The body is larger than MAX_CONTENT_LENGTH.",
         415: "The body is not application/json.",
-        423: "Closed book: the note's question is open in your drill.",
+        423: "Closed book: this would answer an item open in your drill (or a "
+        "wrong answer not yet explained).",
         429: "Too many attempts; wait and retry.",
     }
     return {
@@ -290,9 +291,9 @@ def build_document() -> dict[str, Any]:
         },
         "/notes/{note_id}": {
             "get": {
-                "summary": "A lesson note (423 while its question is open in "
-                "your drill).",
-                "security": [{}, *SECURED],
+                "summary": "A lesson note, for a signed-in learner (423 while its "
+                "question is open in your drill).",
+                "security": SECURED,
                 "parameters": [
                     {
                         "name": "note_id",
@@ -313,7 +314,7 @@ def build_document() -> dict[str, Any]:
                             }
                         ),
                     ),
-                    **_errors(404, 423),
+                    **_errors(401, 404, 423),
                 },
             }
         },
@@ -345,7 +346,7 @@ def build_document() -> dict[str, Any]:
                 "requestBody": _body(_object({"answers": ANY_OBJECT}, ("answers",))),
                 "responses": {
                     "200": _ok("The verdict.", _ref("Verdict")),
-                    **_errors(400, 404, 415),
+                    **_errors(400, 404, 415, 423),
                 },
             }
         },
@@ -459,6 +460,7 @@ def build_document() -> dict[str, Any]:
                         "note_id": STRING,
                         "position": INTEGER,
                         "total": INTEGER,
+                        "repeat": BOOLEAN,
                     },
                     ("item_id", "type", "prompt", "note_id"),
                 ),

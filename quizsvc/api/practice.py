@@ -10,10 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from flask import url_for
+from flask_babel import gettext as _
 
 from quizsvc import grading, problems
 from quizsvc.api import bp, error, json_body
 from quizsvc.i18n import current_language
+from quizsvc.web.closed_book import problem_closed
 from quizsvc.web.practice import MAX_SEED, fresh_seed, load_problem
 
 
@@ -97,6 +99,15 @@ def api_check_problem(problem_id: str):
             "not_found",
             f"no problem {problem_id!r} (ids look like "
             '"attention:2:12345": kind, level, seed)',
+        )
+    if problem_closed(problem.kind, problem.seed, problem.level):
+        raise error(
+            423,
+            "closed_book",
+            _(
+                "This problem is open in a drill: it can be checked once it has "
+                "been answered (and, after a wrong answer, explained)."
+            ),
         )
     answers = json_body(("answers",))["answers"]
     if not isinstance(answers, dict):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -32,8 +33,9 @@ from quizsvc import grading, problems, scheduling
 from quizsvc.models import Card, Explanation, Item, OpenItem, Review, User
 from quizsvc.services import InvalidInput, NotFound, resolve_now
 from quizsvc.services.messages import LocalizedConflict, LocalizedInvalidInput
-from quizsvc.services.queue import build_daily_queue
+from quizsvc.services.queue import daily_plan
 from quizsvc.services.reviews import (
+    MAX_EXPLANATION_CHARS,
     check_key,
     find_answer,
     get_open_item,
@@ -92,6 +94,9 @@ class OpenDrillItem:
     problem: problems.Problem | None
     position: int
     total: int
+    # A learning-step repeat of an item answered earlier today: it does not
+    # move the day's position.
+    repeat: bool = False
 
     def public_dict(self, lang: str | None = None) -> dict[str, Any]:
         """What the client may show: never the answer, never the note."""
@@ -103,9 +108,14 @@ class OpenDrillItem:
             "note_id": self.question.lesson_note,
             "position": self.position,
             "total": self.total,
+            "repeat": self.repeat,
         }
         if self.problem is not None:
-            data["problem"] = self.problem.public_dict(lang)
+            # Without its seed the problem cannot be named to the practice
+            # checker (which would answer it) from outside the learner's session.
+            problem = self.problem.public_dict(lang)
+            problem.pop("seed", None)
+            data["problem"] = problem
         return data
 
 
@@ -219,36 +229,38 @@ def _problem_of(opened: OpenItem) -> problems.Problem | None:
     )
 
 
-def _describe(
-    session: Session,
-    user: User,
-    opened: OpenItem,
-    now: datetime,
-    done_today: int,
-    remaining: int,
-) -> OpenDrillItem:
+def _describe(session: Session, opened: OpenItem) -> OpenDrillItem:
     item = session.get(Item, opened.item_id)
+    total = max(opened.day_total or 1, 1)
     return OpenDrillItem(
         item=item,
         question=question_of(item),
         problem=_problem_of(opened),
-        position=done_today + 1,
-        total=done_today + max(remaining, 1),
+        position=min(max(opened.day_position or total, 1), total),
+        total=total,
+        repeat=opened.day_position is None,
     )
+
+
+def _place_in_day(opened: OpenItem, plan) -> None:
+    """Store where the open item stands in the day, so showing it reads no queue."""
+    opened.day_total = plan.total
+    if plan.is_repeat(opened.item_id):
+        opened.day_position = None
+    else:
+        opened.day_position = len(plan.answered_items) + 1
 
 
 def open_step(
     session: Session, user: User, now: datetime | None = None
 ) -> OpenDrillItem | None:
     """The item already open in the learner's drill, if any (opens nothing)."""
-    now = resolve_now(now)
     opened = get_open_item(session, user)
     if opened is None:
         return None
-    remaining = len(build_daily_queue(session, user, now))
-    return _describe(
-        session, user, opened, now, reviewed_today(session, user, now), remaining
-    )
+    if opened.day_total is None:  # opened before the day's place was stored
+        _place_in_day(opened, daily_plan(session, user, now))
+    return _describe(session, opened)
 
 
 def current_step(
@@ -264,11 +276,10 @@ def current_step(
     pending = pending_explanation(session, user)
     if pending is not None:
         return PendingExplanation(pending)
-    done_today = reviewed_today(session, user, now)
-    queue = build_daily_queue(session, user, now)
-    if not queue:
-        return Done(next_due=_next_due(session, user), reviewed_today=done_today)
-    entry = queue[0]
+    plan = daily_plan(session, user, now)
+    if not plan.queue:
+        return Done(next_due=_next_due(session, user), reviewed_today=plan.answers)
+    entry = plan.queue[0]
     # Held here so that opening and describing it find it in the session.
     item = session.get(Item, entry.item_id)
     question = question_of(item)
@@ -280,7 +291,9 @@ def current_step(
             "problem_level": int(question.data["level"]),
         }
     opened = open_item(session, user, entry.item_id, now=now, **problem_ref)
-    return _describe(session, user, opened, now, done_today, len(queue))
+    _place_in_day(opened, plan)
+    session.flush()
+    return _describe(session, opened)
 
 
 @dataclass(frozen=True)
@@ -319,30 +332,29 @@ class Submission:
         return data
 
 
-# What a verdict may say before the learner has explained a wrong answer: which
-# parts were wrong, but not the right answer, nor why.
-_BEFORE_EXPLANATION = {
-    "type",
-    "correct",
-    "score",
-    "chosen",
-    "wrong",
-    "steps",
-    "self_rating",
-}
+# What a generated problem's step may say before the explanation: whether it
+# was right, never the cells (a boolean matrix marked cell by cell is its answer).
+_STEP_BEFORE_EXPLANATION = ("name", "answered", "correct", "score")
+# What the learner gave, kept from a bank check's detail.
+_OWN_ANSWER = ("chosen", "order", "value", "normalized")
 
 
 def redacted(verdict: dict[str, Any]) -> dict[str, Any]:
-    """Strip the answer and the explanations from a verdict."""
-    kept = {key: value for key, value in verdict.items() if key in _BEFORE_EXPLANATION}
-    if isinstance(verdict.get("detail"), dict):
-        kept.update(
-            {
-                key: value
-                for key, value in verdict["detail"].items()
-                if key in _BEFORE_EXPLANATION
-            }
-        )
+    """A verdict before the explanation: what the learner gave and which parts
+    were wrong, but not the right answer, the misconception or why."""
+    kept: dict[str, Any] = {
+        key: verdict[key]
+        for key in ("type", "correct", "score", "self_rating")
+        if key in verdict
+    }
+    detail = verdict.get("detail")
+    if isinstance(detail, dict):
+        kept.update({key: detail[key] for key in _OWN_ANSWER if key in detail})
+    if isinstance(verdict.get("steps"), list):
+        kept["steps"] = [
+            {key: step.get(key) for key in _STEP_BEFORE_EXPLANATION}
+            for step in verdict["steps"]
+        ]
     return kept
 
 
@@ -398,14 +410,17 @@ def _verdict_for(
             )
         verdict = grading.grade(problem, answer)
         if verdict.format_errors:
-            raise AnswerFormatError([dict(e.message) for e in verdict.format_errors])
+            labels = {ask.name: ask.label for ask in problem.ask}
+            raise AnswerFormatError(
+                [labelled(e, labels.get(e.quantity)) for e in verdict.format_errors]
+            )
         graded = scheduling.GradedAnswer(
             correct=verdict.correct, score=float(verdict.score)
         )
         return (
             graded,
             None,
-            verdict.to_dict(),
+            {"type": "generated", **verdict.to_dict()},
             {
                 "problem": problem,
                 "grading_verdict": verdict,
@@ -415,6 +430,8 @@ def _verdict_for(
                 "problem_level": problem.level,
             },
         )
+    if question.type == "ordering":
+        _check_every_step_once(question, answer)
     check = bank_module.check_answer(question, answer)
     if check.detail.get("invalid"):
         raise AnswerFormatError([dict(check.detail["invalid"])])
@@ -427,6 +444,49 @@ def _verdict_for(
     }
     named = check.detail.get("misconceptions") or [None]
     return graded, None, verdict, {"misconception": named[0]}
+
+
+def _check_every_step_once(question: bank_module.Question, answer: Any) -> None:
+    """Refuse an ordering picked from the list with a step left out or twice,
+    naming the steps as the learner sees them (never their ids)."""
+    if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer):
+        return  # typed ids: the bank's checker reads and names them
+    steps = {step["id"]: step["text"] for step in question.data["steps"]}
+    picked = [a.strip() for a in answer if a.strip()]
+    if any(p not in steps for p in picked):
+        return
+    missing = [steps[s] for s in steps if s not in picked]
+    twice = [steps[s] for s in steps if picked.count(s) > 1]
+    if not missing and not twice:
+        return
+    messages = {"zh-CN": "每个步骤恰好用一次。", "en": "Use every step exactly once."}
+    if missing:
+        messages["zh-CN"] += "还没选：" + "、".join(f"“{t['zh-CN']}”" for t in missing)
+        messages["en"] += " Not chosen yet: " + ", ".join(
+            f"“{t['en']}”" for t in missing
+        )
+    if twice:
+        messages["zh-CN"] += ("；" if missing else "") + "选了两次："
+        messages["zh-CN"] += "、".join(f"“{t['zh-CN']}”" for t in twice)
+        messages["en"] += (";" if missing else "") + " chosen twice: "
+        messages["en"] += ", ".join(f"“{t['en']}”" for t in twice)
+    messages["zh-CN"] += "。"
+    messages["en"] += "."
+    raise AnswerFormatError([messages])
+
+
+def labelled(error: grading.FormatError, label: Any) -> dict[str, str]:
+    """A format error's message with the step named as the learner sees it
+    (its label, e.g. "A′ = softmax(S + c)") instead of its internal name."""
+    message = dict(error.message)
+    if not isinstance(label, Mapping):
+        return message
+    for lang, text in message.items():
+        for separator in ("：", ": "):
+            prefix = f"{error.quantity}{separator}"
+            if text.startswith(prefix) and label.get(lang):
+                message[lang] = f"{label[lang]}{separator}{text[len(prefix) :]}"
+    return message
 
 
 def _answer_text(answer: Any) -> str | None:
@@ -483,6 +543,7 @@ def submit_answer(
         problem_level=extras.get("problem_level"),
         misconception=extras.get("misconception"),
         idempotency_key=key,
+        verdict=verdict,
         settings=settings,
         now=now,
     )
@@ -499,19 +560,15 @@ def submit_answer(
 
 def _replay(review: Review) -> Submission:
     """Describe a stored review again, as its first answer described it."""
-    item = review.item
-    question = question_of(item)
-    verdict: dict[str, Any] = {
-        "type": question.type,
-        "correct": review.correct,
-        "score": review.score,
-    }
+    question = question_of(review.item)
     problem = None
     if review.problem_kind is not None:
         problem = problems.generate(
             review.problem_kind, int(review.problem_seed), int(review.problem_level)
         )
-        verdict["misconception"] = review.misconception
+    verdict = review.verdict
+    if verdict is None:  # stored before verdicts were kept: grade it again
+        verdict = regraded_verdict(review, question, problem)
     return Submission(
         review=review,
         question=question,
@@ -520,6 +577,44 @@ def _replay(review: Review) -> Submission:
         next_due=review.due_after,
         problem=problem,
     )
+
+
+def stored_answer(review: Review, question: bank_module.Question) -> Any:
+    """The answer as the checker took it, read back from the review log."""
+    text = review.answer_text
+    if text is None or question.type not in ("generated", "ordering", "choice"):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def regraded_verdict(
+    review: Review,
+    question: bank_module.Question,
+    problem: problems.Problem | None,
+) -> dict[str, Any]:
+    """Grade a stored answer again (same problem, same checker)."""
+    answer = stored_answer(review, question)
+    if problem is not None and isinstance(answer, dict):
+        return {"type": "generated", **grading.grade(problem, answer).to_dict()}
+    if question.type in bank_module.CHECKABLE_TYPES and answer is not None:
+        check = bank_module.check_answer(question, answer)
+        return {
+            "type": question.type,
+            "correct": check.correct,
+            "score": check.score,
+            "detail": check.detail,
+        }
+    verdict: dict[str, Any] = {
+        "type": question.type,
+        "correct": review.correct,
+        "score": review.score,
+    }
+    if question.type == "recall":
+        verdict["self_rating"] = scheduling.Rating(review.rating).name.lower()
+    return verdict
 
 
 def review_of(session: Session, user: User, review_id: int) -> Review:
@@ -545,6 +640,13 @@ def explain(
             f"请至少写 {MIN_EXPLANATION_CHARS} 个字符,说说你觉得自己错在哪里。",
             f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
             "the answer was wrong.",
+        )
+    if len(text) > MAX_EXPLANATION_CHARS:
+        raise LocalizedInvalidInput(
+            f"解释最多 {MAX_EXPLANATION_CHARS} 个字符，现在有 {len(text)} 个；"
+            "请写短一些。",
+            f"An explanation takes at most {MAX_EXPLANATION_CHARS} characters; this "
+            f"one has {len(text)}. Please shorten it.",
         )
     lock_learner(session, user)
     review = review_of(session, user, review_id)
@@ -589,10 +691,34 @@ def locked_note_ids(session: Session, user: User) -> set[str]:
     return locked
 
 
-def note_state(
-    session: Session, user: User | None, note_id: str
-) -> Literal["open", "locked"]:
+def note_state(session: Session, user: User, note_id: str) -> Literal["open", "locked"]:
     """Whether this learner may read the note now."""
-    if user is None:
-        return "open"
     return "locked" if note_id in locked_note_ids(session, user) else "open"
+
+
+def closed_book(session: Session, user: User) -> bool:
+    """Whether the learner has an item open or a wrong answer still to explain:
+    then the tools that compute answers (the Lab, Explore) stay closed."""
+    if get_open_item(session, user) is not None:
+        return True
+    return pending_explanation(session, user) is not None
+
+
+def problem_closed(
+    session: Session, user: User, kind: str, seed: int, level: int
+) -> bool:
+    """Whether checking this generated problem would answer the learner's drill
+    item: the one open now, or a wrong answer still to be explained."""
+    opened = get_open_item(session, user)
+    if opened is not None and (
+        opened.problem_kind,
+        opened.problem_seed,
+        opened.problem_level,
+    ) == (kind, seed, level):
+        return True
+    pending = pending_explanation(session, user)
+    return pending is not None and (
+        pending.problem_kind,
+        pending.problem_seed,
+        pending.problem_level,
+    ) == (kind, seed, level)

@@ -1,4 +1,5 @@
-"""The learner's daily queue: `build_daily_queue(session, user, now)`.
+"""The learner's daily queue: `build_daily_queue(session, user, now)`, and
+`daily_plan` (the queue with what is done of the day, for its progress).
 
 The database part: read the learner's due cards, the items they have not
 started, how far they are into each lesson and what they answered today, each
@@ -8,10 +9,11 @@ limits, prerequisites, spreading skills) is `quizsvc.scheduling.build_queue`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
@@ -24,37 +26,77 @@ from quizsvc.services.settings import load_settings
 _UNORDERED = 1_000_000
 
 
+@dataclass(frozen=True)
+class DailyPlan:
+    """The queue now, and what the learner has already done of their day."""
+
+    queue: list[scheduling.QueueEntry]
+    # Items answered at least once today: the done part of the day's plan.
+    answered_items: frozenset[str]
+    # Answers today, learning-step repeats included.
+    answers: int
+
+    @property
+    def total(self) -> int:
+        """The day's planned items: those done plus those still waiting.
+
+        Learning-step repeats of items already answered today do not count, so
+        the total stays put while the learner works through the day.
+        """
+        waiting = sum(e.item_id not in self.answered_items for e in self.queue)
+        return len(self.answered_items) + waiting
+
+    def is_repeat(self, item_id: str) -> bool:
+        """Whether the item was answered earlier today (a learning-step repeat)."""
+        return item_id in self.answered_items
+
+
 def build_daily_queue(
     session: Session, user: User, now: datetime | None = None
 ) -> list[scheduling.QueueEntry]:
     """Return what the learner should do now, in order (see scheduling.build_queue)."""
+    return daily_plan(session, user, now).queue
+
+
+def daily_plan(session: Session, user: User, now: datetime | None = None) -> DailyPlan:
+    """Build the queue and count what the learner has done today."""
     now = resolve_now(now)
     settings = load_settings(session, user)
     day_start, day_end = scheduling.learner_day(
         now, settings.timezone, settings.rollover_hour
     )
-    answered, introduced = session.execute(
-        select(
-            func.count(Review.id),
-            func.coalesce(
-                func.sum(case((Review.state_before == STATE_NEW, 1), else_=0)), 0
-            ),
-        ).where(
+    today = session.execute(
+        select(Review.item_id, Review.state_before, ItemSkill.skill_id)
+        .outerjoin(
+            ItemSkill,
+            and_(ItemSkill.item_id == Review.item_id, ItemSkill.position == 0),
+        )
+        .where(
             Review.user_id == user.id,
             Review.reviewed_at >= day_start,
             Review.reviewed_at < day_end,
         )
-    ).one()
+        .order_by(Review.reviewed_at, Review.id)
+    ).all()
+    introduced = sum(row.state_before == STATE_NEW for row in today)
+    latest = today[-1] if today else None
     decay = scheduling.decay_of(current_parameters(session, user))
     new_items, lessons = _unstarted_items(session, user)
-    return scheduling.build_queue(
+    queue = scheduling.build_queue(
         _due_cards(session, user, now, day_end, decay),
         new_items,
         lessons,
         now=now,
         day_end=day_end,
-        reviews_remaining=settings.reviews_per_day - answered,
+        reviews_remaining=settings.reviews_per_day - len(today),
         new_remaining=settings.new_per_day - introduced,
+        previous_skill=latest.skill_id if latest else None,
+        just_answered=latest.item_id if latest else None,
+    )
+    return DailyPlan(
+        queue=queue,
+        answered_items=frozenset(row.item_id for row in today),
+        answers=len(today),
     )
 
 
@@ -122,10 +164,15 @@ def _unstarted_items(
     totals = dict.fromkeys(lesson_position, 0)
     started = dict.fromkeys(lesson_position, 0)
     new_items = []
-    for row in rows:
+    # Each item's place in its skill counts the items already started, so the
+    # skills stay staggered from one day to the next.
+    in_skill: dict[tuple[str, str | None], int] = {}
+    for row in sorted(rows, key=lambda r: (r.position, r.id)):
         if row.lesson_id not in lesson_position:
             continue
         totals[row.lesson_id] += 1
+        skill_index = in_skill.get((row.lesson_id, row.skill_id), 0)
+        in_skill[(row.lesson_id, row.skill_id)] = skill_index + 1
         if row.state is not None and row.state != STATE_NEW:
             started[row.lesson_id] += 1
             continue
@@ -134,7 +181,9 @@ def _unstarted_items(
             row.skill_position if row.skill_position is not None else _UNORDERED,
             row.position,
         )
-        new_items.append(scheduling.NewItem(row.id, row.skill_id, row.lesson_id, order))
+        new_items.append(
+            scheduling.NewItem(row.id, row.skill_id, row.lesson_id, order, skill_index)
+        )
     lessons = {
         row.id: scheduling.LessonProgress(
             tuple(row.prerequisites or ()), started[row.id], totals[row.id]

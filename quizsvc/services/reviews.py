@@ -135,6 +135,7 @@ def record_answer(
     problem_level: int | None = None,
     misconception: str | None = None,
     idempotency_key: str | None = None,
+    verdict: dict[str, Any] | None = None,
     now: datetime | None = None,
 ) -> RecordResult:
     """Store one answer and reschedule the card; a repeated key replays the first.
@@ -163,6 +164,7 @@ def record_answer(
         problem_level=problem_level,
         misconception=misconception,
         idempotency_key=key,
+        verdict=verdict,
         now=now,
     )
     return RecordResult(review)
@@ -206,6 +208,7 @@ def store_answer(
     problem_level: int | None = None,
     misconception: str | None = None,
     idempotency_key: str | None = None,
+    verdict: dict[str, Any] | None = None,
     settings: LearnerSettings | None = None,
     now: datetime | None = None,
 ) -> Review:
@@ -267,6 +270,7 @@ def store_answer(
         stability_after=after.stability,
         difficulty_after=after.difficulty,
         due_after=after.due,
+        verdict=verdict,
         # A new review has no explanation; saying so spares a lazy load.
         explanation=None,
     )

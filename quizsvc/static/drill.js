@@ -16,3 +16,21 @@
     }
   });
 })();
+
+// A text area with a maximum length shows how much of it is used, so a long
+// explanation is noticed before it is sent (the server refuses it anyway).
+(function () {
+  "use strict";
+  var areas = document.querySelectorAll("textarea[maxlength][aria-describedby]");
+  Array.prototype.forEach.call(areas, function (area) {
+    var counter = document.getElementById(area.getAttribute("aria-describedby"));
+    if (!counter || !counter.dataset.template) { return; }
+    var max = parseInt(area.getAttribute("maxlength"), 10);
+    var update = function () {
+      counter.textContent = counter.dataset.template.replace("{used}", String(area.value.length));
+      counter.classList.toggle("near-limit", area.value.length > max * 0.9);
+    };
+    area.addEventListener("input", update);
+    update();
+  });
+})();

@@ -47,5 +47,5 @@ def typed_values(form: MultiDict) -> dict[str, str]:
     return {
         key: form.get(key, "")
         for key in form
-        if key.startswith(("cell-", "paste-", "answer-"))
+        if key.startswith(("cell-", "paste-", "answer-", "order-"))
     }

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
-from flask_login import current_user, login_required
+from flask_login import login_required
 
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems
@@ -22,6 +21,7 @@ from quizsvc.services import NotFound, ServiceError, drill
 from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import find_answer
 from quizsvc.services.settings import load_settings
+from quizsvc.web import practice
 from quizsvc.web.answers import collect_answers, typed_values
 
 bp = Blueprint("drill", __name__)
@@ -198,43 +198,83 @@ def _details(review: Review) -> dict[str, Any]:
         "type": question.type,
         "prompt": question.prompt.get(lang),
     }
-    stored = review.answer_text
+    stored = drill.stored_answer(review, question)
     if question.type == "generated" and review.problem_kind:
         problem = problems.generate(
             review.problem_kind, int(review.problem_seed), int(review.problem_level)
         )
-        answers = json.loads(stored) if stored else {}
+        answers = stored if isinstance(stored, dict) else {}
         verdict = grading.grade(problem, answers)
+        public = problem.public_dict(lang)
+        values = _grid_values(public, answers)
+        practice.move_paste_into_grid(problem, answers, values)
         details.update(
-            problem=problem.public_dict(lang),
+            problem=public,
             verdict=verdict.to_dict(),
-            answers=answers,
+            labels={ask["name"]: ask["label"] for ask in public["ask"]},
+            grid=values,
+            marks=practice.cell_marks(verdict),
             expected={a.name: problem.answer_json(a.name) for a in problem.ask},
         )
     elif question.type in bank_module.CHECKABLE_TYPES and stored is not None:
-        try:
-            typed = json.loads(stored) if question.type == "ordering" else stored
-        except ValueError:
-            typed = stored
-        check = bank_module.check_answer(question, typed)
+        check = bank_module.check_answer(question, stored)
         details.update(
             check=check,
-            typed=stored,
+            typed=review.answer_text,
             expected_text=_expected_text(question, check, lang),
-            wrong_text=_option_texts(question, check.detail.get("wrong", []), lang),
+            chosen_text=_option_texts(question, check.detail.get("chosen", []), lang),
+            option_texts=_option_map(question, lang),
+            order_text=_step_texts(question, check.detail.get("order", []), lang),
         )
     elif question.type == "recall":
-        details.update(typed=stored)
+        details.update(typed=review.answer_text)
     details.update(drill.reveal(question, lang))
     return details
 
 
-def _option_texts(question, option_ids, lang: str) -> list[str]:
-    """Label options as "c · V" so a learner sees what they picked, not a letter."""
+def _grid_values(public: dict[str, Any], answers: dict[str, Any]) -> dict[str, str]:
+    """The learner's stored answers as the form fields Practice's grid shows."""
+    values: dict[str, str] = {}
+    for ask in public["ask"]:
+        name, typed = ask["name"], answers.get(ask["name"])
+        if typed is None:
+            continue
+        if isinstance(typed, list) and ask["format"] in ("matrix", "boolean_matrix"):
+            rows = typed if typed and isinstance(typed[0], list) else [typed]
+            for i, row in enumerate(rows):
+                for j, cell in enumerate(row):
+                    if ask["format"] == "boolean_matrix":
+                        values[f"cell-{name}-{i}-{j}"] = (
+                            "1" if str(cell).strip() in ("1", "1.0", "true") else ""
+                        )
+                    else:
+                        values[f"cell-{name}-{i}-{j}"] = str(cell)
+        elif ask["format"] in ("matrix", "boolean_matrix"):
+            values[f"paste-{name}"] = str(typed)
+        else:
+            values[f"answer-{name}"] = str(typed)
+    return values
+
+
+def _option_map(question, lang: str) -> dict[str, str]:
+    """Each option's text as the learner saw it, by id (ids are never shown)."""
     if question.type != "choice":
+        return {}
+    return {o["id"]: o["text"].get(lang) for o in question.data["options"]}
+
+
+def _option_texts(question, option_ids, lang: str) -> list[str]:
+    """The options as the learner saw them."""
+    texts = _option_map(question, lang)
+    return [texts.get(oid, "") for oid in option_ids]
+
+
+def _step_texts(question, step_ids, lang: str) -> list[str]:
+    """Ordering steps as the learner saw them."""
+    if question.type != "ordering":
         return []
-    texts = {o["id"]: o["text"].get(lang) for o in question.data["options"]}
-    return [f"{oid} · {texts.get(oid, '')}" for oid in option_ids]
+    texts = {s["id"]: s["text"].get(lang) for s in question.data["steps"]}
+    return [texts.get(sid, sid) for sid in step_ids]
 
 
 def _expected_text(question, check, lang: str) -> list[str]:
@@ -266,6 +306,7 @@ def result(review_id: int):
         details=_details(review),
         error=None,
         min_chars=drill.MIN_EXPLANATION_CHARS,
+        max_chars=drill.MAX_EXPLANATION_CHARS,
     )
 
 
@@ -291,17 +332,18 @@ def explain(review_id: int):
             error=_message(exc),
             why=request.form.get("why", ""),
             min_chars=drill.MIN_EXPLANATION_CHARS,
+            max_chars=drill.MAX_EXPLANATION_CHARS,
         ), 400
     return redirect(url_for("drill.result", review_id=review_id))
 
 
 @bp.get("/notes/<note_id>")
+@login_required
 def note(note_id: str):
     """A lesson note; closed (423) while its question is open in your drill."""
     found = get_bank().notes.get(note_id)
     if found is None:
         abort(404)
-    user = current_db_user() if current_user.is_authenticated else None
-    if drill.note_state(get_session(), user, note_id) == "locked":
+    if drill.note_state(get_session(), current_db_user(), note_id) == "locked":
         return render_template("drill/note_locked.html", note=found), 423
     return render_template("drill/note.html", note=found)

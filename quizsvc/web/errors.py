@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Flask, jsonify, render_template, request
+from urllib.parse import urlsplit
+
+from flask import Flask, jsonify, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -59,11 +61,23 @@ def handle_http_error(exc: HTTPException):
             )
         return response
     title, generic = _PAGE_TEXT.get(status, (exc.name, None))
-    if generic is not None and exc.description == type(exc).description:
+    # The rate limiter describes its limit in English ("10 per 1 minute").
+    if generic is not None and (
+        exc.description == type(exc).description or status == 429
+    ):
         message = generic
     return render_template(
-        "error.html", status=status, title=title, message=message
+        "error.html", status=status, title=title, message=message, back=_way_back()
     ), status
+
+
+def _way_back() -> str:
+    """Where the error page's button leads: the page the learner came from, when
+    it is one of ours, else the home page."""
+    referrer = request.referrer
+    if referrer and urlsplit(referrer).netloc == request.host:
+        return referrer
+    return url_for("home.home")
 
 
 def handle_unexpected(exc: Exception):

@@ -11,6 +11,7 @@ from flask_babel import gettext as _
 
 from quizsvc.engine import softmax
 from quizsvc.web.charts import bar_chart_svg, heatmap_svg
+from quizsvc.web.closed_book import finish_first_page, tools_closed
 
 bp = Blueprint("explore", __name__)
 
@@ -58,6 +59,8 @@ def _weights(d: int, temperature: float, scaled: bool) -> np.ndarray:
 @bp.get("/explore")
 def explore():
     """Show a softmax row and the heatmap for the chosen d, temperature, scaling."""
+    if tools_closed():
+        return finish_first_page()
     d, temperature, scaled = _read_settings()
     weights = _weights(d, temperature, scaled)
     labels = [f"k{j}" for j in range(KEYS)]

@@ -7,6 +7,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from flask import Flask
+from flask_babel import gettext
 from flask_login import current_user
 from markupsafe import Markup
 
@@ -20,7 +21,7 @@ DEFAULT_TIMEZONE = "Asia/Shanghai"
 def answer_cell(value) -> str:
     """Show one answer entry: 4 decimals, -inf, or "undefined"."""
     if value is None:
-        return "undefined"
+        return gettext("undefined")
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -54,6 +55,14 @@ def misconception_text(name: str) -> str:
     return localized(text) if isinstance(text, dict) else str(text)
 
 
+def misconception_title(name: str) -> str:
+    """The short name of a misconception in the page's language (else its id)."""
+    from quizsvc.grading import MISCONCEPTION_TITLES
+
+    entry = MISCONCEPTION_TITLES.get(name)
+    return localized(entry) if entry else name
+
+
 def render_math(text) -> Markup:
     """Show a bank text with its caret powers set as superscripts (escaped)."""
     if text is None:
@@ -68,3 +77,4 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(local_datetime, "local_datetime")
     app.add_template_filter(render_math, "math")
     app.add_template_global(misconception_text, "misconception_text")
+    app.add_template_global(misconception_title, "misconception_title")

@@ -20,8 +20,10 @@ from quizsvc import grading, problems
 from quizsvc.engine import jsonable
 from quizsvc.i18n import current_language, localized
 from quizsvc.parsing import parse_flag
+from quizsvc.services import drill
 from quizsvc.web.answers import collect_answers, typed_values
 from quizsvc.web.charts import heatmap_svg, visibility_svg
+from quizsvc.web.closed_book import finish_first_page, problem_closed
 from quizsvc.web.filters import answer_cell
 
 bp = Blueprint("practice", __name__)
@@ -354,13 +356,18 @@ def _render_problem(
 @bp.get("/practice/<kind>/<int:level>/<int:seed>")
 def problem(kind: str, level: int, seed: int):
     """Show one generated problem with an empty grid per asked matrix."""
-    return _render_problem(_problem_or_404(kind, level, seed))
+    problem = _problem_or_404(kind, level, seed)
+    if problem_closed(kind, seed, level):
+        return finish_first_page()
+    return _render_problem(problem)
 
 
 @bp.post("/practice/<kind>/<int:level>/<int:seed>")
 def check(kind: str, level: int, seed: int):
     """Grade the answers step by step; a format error keeps what was typed (400)."""
     problem = _problem_or_404(kind, level, seed)
+    if problem_closed(kind, seed, level):
+        return finish_first_page()
     labels = {
         ask["name"]: ask["label"]
         for ask in problem.public_dict(current_language())["ask"]
@@ -370,9 +377,11 @@ def check(kind: str, level: int, seed: int):
     verdict = grading.grade(problem, answers)
     if verdict.format_errors:
         errors: dict[str, list[str]] = {}
+        asked = {ask.name: ask.label for ask in problem.ask}
         for error in verdict.format_errors:
             where = error.quantity if error.quantity in labels else ""
-            errors.setdefault(where, []).append(localized(error.message))
+            message = drill.labelled(error, asked.get(error.quantity))
+            errors.setdefault(where, []).append(localized(message))
         return _render_problem(problem, values=values, errors=errors, status=400)
     if not any(step.answered for step in verdict.steps):
         errors = {"": [_("Fill in at least one step before checking.")]}
