@@ -523,6 +523,8 @@ def open_item(
     problem_kind: str | None = None,
     problem_seed: int | None = None,
     problem_level: int | None = None,
+    day_position: int | None = None,
+    day_total: int | None = None,
     now: datetime | None = None,
 ) -> OpenItem:
     """Mark an item as open in the learner's drill (replacing any open one)."""
@@ -540,6 +542,7 @@ def open_item(
     opened.problem_kind = problem_kind
     opened.problem_seed = problem_seed
     opened.problem_level = problem_level
+    opened.day_position, opened.day_total = day_position, day_total
     session.flush()
     return opened
 
