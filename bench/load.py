@@ -357,7 +357,7 @@ def drill_learner(
                 client.headers["Authorization"] = f"Bearer {token}"
                 continue
             body = answer_for(
-                item, rng.random() < RIGHT_SHARE, lambda: seeds(user_id)
+                item, rng.random() < RIGHT_SHARE, lambda user=user_id: seeds(user)
             )
             body.update(
                 duration_ms=rng.randint(3000, 30000),

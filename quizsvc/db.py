@@ -167,9 +167,7 @@ def get_session() -> Session:
     """Return this request's (or command's) session, opening it on first use."""
     if "db_session" not in g:
         options = {NO_FLUSH_OPTION: True} if _view_commits_without_flush() else {}
-        g.db_session = current_app.extensions[EXTENSION_KEY](
-            execution_options=options
-        )
+        g.db_session = current_app.extensions[EXTENSION_KEY](execution_options=options)
     return g.db_session
 
 

@@ -92,7 +92,7 @@ def test_a_relaxed_sqlite_level_never_raises_a_lower_configured_one(tmp_path):
 
     url = f"sqlite:///{tmp_path / 'x.sqlite3'}"
     engine = make_engine(url, sqlite_synchronous="OFF")
-    with engine.connect().execution_options(**{NO_FLUSH_OPTION: True}) as connection:
-        with connection.begin():
-            assert connection.execute(text("PRAGMA synchronous")).scalar() == 0
+    relaxed = engine.connect().execution_options(**{NO_FLUSH_OPTION: True})
+    with relaxed as connection, connection.begin():
+        assert connection.execute(text("PRAGMA synchronous")).scalar() == 0
     engine.dispose()
