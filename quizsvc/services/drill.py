@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from quizsvc import bank as bank_module
@@ -204,16 +204,20 @@ def opened_at(session: Session, user: User) -> datetime | None:
     return opened.opened_at if opened is not None else None
 
 
+# Built once (every drill step asks); the explanation is read with the review,
+# not by a second query.
+_LATEST_REVIEW = (
+    select(Review)
+    .options(joinedload(Review.explanation))
+    .where(Review.user_id == bindparam("user_id"))
+    .order_by(Review.reviewed_at.desc(), Review.id.desc())
+    .limit(1)
+)
+
+
 def pending_explanation(session: Session, user: User) -> Review | None:
     """The learner's latest wrong answer, if it still lacks an explanation."""
-    latest = session.scalar(
-        select(Review)
-        # Read with the review, not by a second query: every drill step asks.
-        .options(joinedload(Review.explanation))
-        .where(Review.user_id == user.id)
-        .order_by(Review.reviewed_at.desc(), Review.id.desc())
-        .limit(1)
-    )
+    latest = session.scalar(_LATEST_REVIEW, {"user_id": user.id})
     if latest is None or latest.correct or latest.explanation is not None:
         return None
     return latest
@@ -263,7 +267,8 @@ def open_step(
         return None
     if opened.day_total is None:  # opened before the day's place was stored
         place = _place_in_day(opened.item_id, daily_plan(session, user, now))
-        opened.day_total, opened.day_position = place["day_total"], place["day_position"]
+        opened.day_total = place["day_total"]
+        opened.day_position = place["day_position"]
     return _describe(session, opened)
 
 
@@ -628,9 +633,7 @@ def regraded_verdict(
 
 def review_of(session: Session, user: User, review_id: int) -> Review:
     """The learner's own review (someone else's is NotFound)."""
-    review = session.get(
-        Review, review_id, options=[joinedload(Review.explanation)]
-    )
+    review = session.get(Review, review_id, options=[joinedload(Review.explanation)])
     if review is None or review.user_id != user.id:
         raise NotFound(f"no review {review_id}")
     return review

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -187,11 +187,15 @@ def lock_learner(session: Session, user: User) -> None:
     session.info["learner_lock"] = (transaction, user.id)
 
 
+# Built once: every answer looks its key up.
+_ANSWER_UNDER_KEY = select(Review).where(
+    Review.user_id == bindparam("user_id"), Review.idempotency_key == bindparam("key")
+)
+
+
 def find_answer(session: Session, user: User, key: str) -> Review | None:
     """The learner's review stored under an idempotency key (hold their lock)."""
-    return session.scalar(
-        select(Review).where(Review.user_id == user.id, Review.idempotency_key == key)
-    )
+    return session.scalar(_ANSWER_UNDER_KEY, {"user_id": user.id, "key": key})
 
 
 def store_answer(
