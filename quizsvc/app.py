@@ -23,6 +23,7 @@ def create_app(test_config: dict[str, Any] | None = None) -> Flask:
     register_extensions(app)
     register_blueprints(app)
     register_errorhandlers(app)
+    register_response_hooks(app)
     return app
 
 
@@ -42,6 +43,13 @@ def configure(app: Flask, test_config: dict[str, Any] | None) -> None:
         app.config["DATABASE_URL"] = f"sqlite:///{database}"
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _instance_secret_key(Path(app.instance_path))
+    if not app.config.get("RATELIMIT_STORAGE_URI"):
+        # Every worker of this machine counts in one file; a test app (given a
+        # dict) keeps its counters to itself.
+        counters = Path(app.instance_path) / "ratelimits.sqlite3"
+        app.config["RATELIMIT_STORAGE_URI"] = (
+            "memory://" if test_config is not None else f"sqlite:///{counters}"
+        )
 
 
 def _instance_secret_key(instance: Path) -> str:
@@ -63,7 +71,10 @@ def register_extensions(app: Flask) -> None:
     """Bind the database and the Flask extensions to the app."""
     from quizsvc import auth, db, i18n
     from quizsvc.extensions import csrf, limiter
+    from quizsvc.web import input_checks
 
+    # First: the `int` URL converter must be in place before any route exists.
+    input_checks.init_app(app)
     db.init_app(app)
     i18n.init_app(app)
     csrf.init_app(app)
@@ -92,6 +103,7 @@ def register_blueprints(app: Flask) -> None:
     from quizsvc.web import (
         assess,
         auth,
+        classes,
         drill,
         explore,
         filters,
@@ -101,6 +113,7 @@ def register_blueprints(app: Flask) -> None:
         practice,
         progress,
         settings,
+        teacher,
     )
 
     filters.init_app(app)
@@ -116,9 +129,23 @@ def register_blueprints(app: Flask) -> None:
         assess.bp,
         progress.bp,
         settings.bp,
+        classes.bp,
+        teacher.bp,
     ):
         app.register_blueprint(blueprint)
     api.init_app(app)
+
+
+def register_response_hooks(app: Flask) -> None:
+    """Request ids and log lines, metrics, and security headers on every response."""
+    from quizsvc import metrics
+    from quizsvc.web import headers, requestlog
+
+    # Flask runs after-request hooks last-registered first: the log line
+    # measures the duration that the metrics then record.
+    metrics.init_app(app)
+    requestlog.init_app(app)
+    headers.init_app(app)
 
 
 def register_errorhandlers(app: Flask) -> None:

@@ -1,9 +1,15 @@
 """Accounts for the web layer: passwords, personal API tokens and Flask-Login.
 
-Passwords are hashed with werkzeug (scrypt) and never logged. An API token is
-shown to its owner once; only its SHA-256 is stored, so a leaked database does
-not leak working tokens. Requests authenticate with the session cookie or with
+Passwords are hashed with werkzeug (scrypt) and never logged; new passwords
+that zxcvbn rates easy to guess are refused. An API token is shown to its
+owner once; only its SHA-256 is stored, so a leaked database does not leak
+working tokens. Requests authenticate with the session cookie or with
 `Authorization: Bearer <token>`.
+
+Sessions live on the server: signing in stores a `UserSession` row and puts
+its random secret in the cookie (Flask-Login's alternative id), so signing out,
+changing the password or "sign out everywhere" ends the session for every copy
+of the cookie.
 """
 
 from __future__ import annotations
@@ -14,21 +20,27 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from flask import Flask, g, request
-from flask_login import UserMixin
-from sqlalchemy import select
+from flask_login import UserMixin, login_user
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import bindparam
 from werkzeug.security import check_password_hash, generate_password_hash
+from zxcvbn import zxcvbn
 
 from quizsvc.db import get_session
 from quizsvc.extensions import login_manager
-from quizsvc.models import ApiToken, User
+from quizsvc.models import ApiToken, User, UserSession
 from quizsvc.services import NotFound, resolve_now
 from quizsvc.services.messages import LocalizedInvalidInput
 from quizsvc.services.users import create_user, find_user
 
 MIN_PASSWORD_LENGTH = 8
 MAX_PASSWORD_LENGTH = 256
+# zxcvbn's scores run 0-4; 0 and 1 are guessed within about 10^6 attempts
+# (common passwords, keyboard runs, a word with a digit added).
+MIN_PASSWORD_SCORE = 2
+# zxcvbn refuses longer input; the first 72 characters decide the score.
+_ZXCVBN_MAX_LENGTH = 72
 TOKEN_PREFIX = "qz_"
 # A fixed hash to compare against when the username is unknown, so a login for
 # a missing user costs as much time as one for a real user.
@@ -36,14 +48,19 @@ _DUMMY_HASH = generate_password_hash("not-a-real-password")
 
 
 class LoginUser(UserMixin):
-    """The Flask-Login view of a user row (keeps the ORM object out of the session)."""
+    """The Flask-Login view of a user row and the server-side session it signed in.
 
-    def __init__(self, user: User):
+    `get_id` is the session's secret (Flask-Login's alternative id), so the
+    cookie names the session, not the user; a bearer-token request has none.
+    """
+
+    def __init__(self, user: User, session_secret: str | None = None):
         self.user = user
         self.id = user.id
+        self.session_secret = session_secret
 
-    def get_id(self) -> str:
-        return str(self.user.id)
+    def get_id(self) -> str | None:
+        return self.session_secret
 
 
 def hash_password(password: str) -> str:
@@ -51,8 +68,8 @@ def hash_password(password: str) -> str:
     return generate_password_hash(password)
 
 
-def check_password_rules(password: str) -> None:
-    """Raise InvalidInput when a new password is too short or too long."""
+def check_password_rules(password: str, username: str = "") -> None:
+    """Raise InvalidInput when a new password is too short, too long or guessable."""
     if len(password) < MIN_PASSWORD_LENGTH:
         raise LocalizedInvalidInput(
             f"密码至少要 {MIN_PASSWORD_LENGTH} 个字符。",
@@ -63,6 +80,25 @@ def check_password_rules(password: str) -> None:
             f"密码最多 {MAX_PASSWORD_LENGTH} 个字符。",
             f"The password may have at most {MAX_PASSWORD_LENGTH} characters.",
         )
+    estimate = zxcvbn(
+        password[:_ZXCVBN_MAX_LENGTH],
+        user_inputs=[username, "quizsvc", "attention"],
+        max_length=_ZXCVBN_MAX_LENGTH,
+    )
+    if estimate["score"] < MIN_PASSWORD_SCORE:
+        raise WeakPassword(
+            "这个密码太容易被猜到（常见密码、键盘序列、重复字符或与用户名相近）。"
+            "请换一个更长的、由几个不相干的词组成的短语。",
+            "This password is too easy to guess (a common password, a keyboard "
+            "run, repeated characters or close to the username). Choose a longer "
+            "phrase of several unrelated words.",
+        )
+
+
+class WeakPassword(LocalizedInvalidInput):
+    """A new password that a guesser would find quickly."""
+
+    code = "weak_password"
 
 
 def register(
@@ -74,7 +110,7 @@ def register(
     now: datetime | None = None,
 ) -> User:
     """Create a learner account with a hashed password."""
-    check_password_rules(password)
+    check_password_rules(password, username)
     return create_user(
         session,
         username.strip(),
@@ -95,6 +131,76 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
 
 def _token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def start_session(
+    session: Session, user: User, *, now: datetime | None = None
+) -> LoginUser:
+    """Store a new server-side session for `user`; its secret goes in the cookie."""
+    secret = secrets.token_urlsafe(32)
+    session.add(
+        UserSession(
+            user_id=user.id,
+            token_hash=_token_digest(secret),
+            created_at=resolve_now(now),
+        )
+    )
+    session.flush()
+    return LoginUser(user, secret)
+
+
+def sign_in(session: Session, user: User) -> None:
+    """Start a session for `user` and give this client its cookie (caller commits)."""
+    login_user(start_session(session, user))
+
+
+def end_sessions(
+    session: Session,
+    user: User,
+    *,
+    only: str | None = None,
+    keep: str | None = None,
+    now: datetime | None = None,
+) -> int:
+    """End the user's live sessions (just `only`, or all but `keep`); count them."""
+    statement = update(UserSession).where(
+        UserSession.user_id == user.id, UserSession.ended_at.is_(None)
+    )
+    if only is not None:
+        statement = statement.where(UserSession.token_hash == _token_digest(only))
+    if keep is not None:
+        statement = statement.where(UserSession.token_hash != _token_digest(keep))
+    result = session.execute(statement.values(ended_at=resolve_now(now)))
+    return result.rowcount
+
+
+def change_password(
+    session: Session,
+    user: User,
+    current: str,
+    new: str,
+    *,
+    keep_session: str | None = None,
+    revoke_tokens: bool = False,
+    now: datetime | None = None,
+) -> int:
+    """Change the password, end every other session; return sessions ended.
+
+    With `revoke_tokens`, the user's API tokens are revoked as well.
+    """
+    if not user.password_hash or not check_password_hash(user.password_hash, current):
+        raise LocalizedInvalidInput("当前密码不对。", "The current password is wrong.")
+    check_password_rules(new, user.username)
+    user.password_hash = hash_password(new)
+    ended = end_sessions(session, user, keep=keep_session, now=now)
+    if revoke_tokens:
+        session.execute(
+            update(ApiToken)
+            .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+            .values(revoked_at=resolve_now(now))
+        )
+    session.flush()
+    return ended
 
 
 @dataclass(frozen=True)
@@ -164,12 +270,16 @@ def user_for_token(session: Session, secret: str) -> User | None:
     return session.scalar(_TOKEN_OWNER, {"token_hash": _token_digest(secret)})
 
 
-def _load_user(user_id: str) -> LoginUser | None:
-    try:
-        user = get_session().get(User, int(user_id))
-    except ValueError:
-        return None
-    return LoginUser(user) if user is not None else None
+def _load_user(session_secret: str) -> LoginUser | None:
+    user = get_session().scalar(
+        select(User)
+        .join(UserSession, UserSession.user_id == User.id)
+        .where(
+            UserSession.token_hash == _token_digest(session_secret),
+            UserSession.ended_at.is_(None),
+        )
+    )
+    return LoginUser(user, session_secret) if user is not None else None
 
 
 def _load_user_from_request(req) -> LoginUser | None:
@@ -193,6 +303,23 @@ def init_app(app: Flask) -> None:
     login_manager.login_view = "auth.login"
     login_manager.login_message = None
     login_manager.session_protection = "basic"
+
+
+def sign_out(session: Session) -> None:
+    """End this client's server-side session and clear its cookie (caller commits)."""
+    from flask_login import current_user, logout_user
+
+    secret = getattr(current_user, "session_secret", None)
+    if secret is not None:
+        end_sessions(session, current_user.user, only=secret)
+    logout_user()
+
+
+def current_session_secret() -> str | None:
+    """The secret of this request's server-side session (None for bearer tokens)."""
+    from flask_login import current_user
+
+    return getattr(current_user, "session_secret", None)
 
 
 def current_db_user() -> User:

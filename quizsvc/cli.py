@@ -16,9 +16,11 @@ from flask.cli import ScriptInfo, routes_command, shell_command
 from quizsvc import create_app
 from quizsvc.commands.db import db_group, questions_sync_command
 from quizsvc.commands.demo import demo_data_command
+from quizsvc.commands.export import export_command
 from quizsvc.commands.fsrs import fsrs_group
 from quizsvc.commands.problems import check_command, problem_command
 from quizsvc.commands.questions import questions as questions_group
+from quizsvc.commands.users import users_group
 from quizsvc.engine import AttentionInputError, attention
 from quizsvc.formatting import format_matrix
 from quizsvc.parsing import MatrixFormatError, parse_matrix
@@ -172,3 +174,5 @@ main.add_command(fsrs_group)
 main.add_command(demo_data_command)
 main.add_command(problem_command)
 main.add_command(check_command)
+main.add_command(users_group)
+main.add_command(export_command)

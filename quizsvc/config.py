@@ -20,11 +20,16 @@ class Defaults:
     # the last commits then (never on a mere crash of the server).
     SQLITE_SYNCHRONOUS = "FULL"
 
-    # Flask-Limiter: in-memory by default; set QUIZSVC_RATELIMIT_STORAGE_URI to a
-    # redis:// URL when several servers share the login counters.
-    RATELIMIT_STORAGE_URI = "memory://"
+    # Flask-Limiter: None means "a SQLite file in the instance folder" that every
+    # worker of this machine shares (filled in by configure; tests given a dict
+    # get memory://). Set QUIZSVC_RATELIMIT_STORAGE_URI to a redis:// URL when
+    # several servers share the counters.
+    RATELIMIT_STORAGE_URI: str | None = None
     RATELIMIT_HEADERS_ENABLED = True
+    # Counted per client address over the web form and the API together.
     LOGIN_RATE_LIMIT = "10 per minute;50 per hour"
+    # A class behind one school address registers at once: room for that.
+    REGISTER_RATE_LIMIT = "20 per minute;200 per day"
 
     # Session cookies: not readable by scripts, not sent on cross-site posts.
     # SESSION_COOKIE_SECURE is switched on per request when served over HTTPS.
@@ -33,5 +38,7 @@ class Defaults:
     REMEMBER_COOKIE_HTTPONLY = True
     REMEMBER_COOKIE_SAMESITE = "Lax"
     WTF_CSRF_TIME_LIMIT = None
+    # Who may read /metrics: addresses or networks, comma-separated.
+    METRICS_ALLOWED = "127.0.0.1,::1"
     # How many reverse proxies in front of the service set X-Forwarded-*; 0 = none.
     TRUSTED_PROXIES = 0

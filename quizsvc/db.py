@@ -50,6 +50,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 EXTENSION_KEY = "quizsvc.db"
+READ_ONLY_OPTION = "quizsvc_read_only"
 BUSY_TIMEOUT_SECONDS = 15
 SQLITE_SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
 # The execution option (set on a session by `get_session` for views marked
@@ -124,8 +125,9 @@ def _sqlite_on_connect(dbapi_connection: Any, record: Any, synchronous: str) -> 
 
 
 def _sqlite_begin(connection: Connection, synchronous: str) -> None:
+    options = connection.get_execution_options()
     wanted = synchronous
-    if connection.get_execution_options().get(NO_FLUSH_OPTION):
+    if options.get(NO_FLUSH_OPTION):
         wanted = min(synchronous, "NORMAL", key=SQLITE_SYNCHRONOUS_LEVELS.index)
     # SQLite refuses to change the level inside a transaction, so it is set
     # here, just before BEGIN, and only when this transaction needs another
@@ -133,6 +135,11 @@ def _sqlite_begin(connection: Connection, synchronous: str) -> None:
     if connection.info.get("synchronous") != wanted:
         connection.exec_driver_sql(f"PRAGMA synchronous={wanted}")
         connection.info["synchronous"] = wanted
+    if options.get(READ_ONLY_OPTION):
+        # A long read (an export) takes no write lock: in WAL mode it reads a
+        # snapshot while learners keep answering.
+        connection.exec_driver_sql("BEGIN DEFERRED")
+        return
     connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
@@ -206,6 +213,19 @@ def transaction() -> Iterator[Session]:
         session.rollback()
         raise
     session.commit()
+
+
+@contextmanager
+def read_only_session(engine: Engine) -> Iterator[Session]:
+    """Yield a session of its own for a long read; it never commits.
+
+    On SQLite it starts a deferred transaction instead of BEGIN IMMEDIATE, so
+    an export streaming a million rows does not hold the write lock.
+    """
+    with engine.connect() as connection:
+        connection.execution_options(**{READ_ONLY_OPTION: True})
+        with Session(bind=connection, expire_on_commit=False) as session:
+            yield session
 
 
 P = ParamSpec("P")

@@ -27,6 +27,8 @@ __all__ = [
     "attention_steps",
     "causal_mask",
     "jsonable",
+    "shifted_exp",
+    "shifted_softmax",
     "softmax",
 ]
 
@@ -315,26 +317,72 @@ def attention_steps(
     if additive is not None:
         scores = scores + additive
     row_max = scores.max(axis=-1)
-    undefined = row_max == -np.inf  # np.isneginf, without its wrapper's cost
-    some_undefined = bool(np.count_nonzero(undefined))  # cheaper than .any()
-    # Shift defined rows by their max so exp never overflows; undefined rows
-    # are shifted by 0, which keeps their exp at exactly 0 instead of NaN.
-    shift = np.where(undefined, 0.0, row_max) if some_undefined else row_max
-    exp = np.exp(scores - shift[..., None])
+    exp, empty = shifted_exp(scores, peak=row_max[..., None])
     denom = exp.sum(axis=-1)
     weights = exp / denom[..., None]
-    if some_undefined:
+    if empty is None:
+        undefined = np.zeros(row_max.shape, dtype=bool)
+    else:
+        undefined = empty[..., 0]
         weights[undefined] = np.nan
     output = None if v is None else weights @ v
     return AttentionSteps(scores, row_max, exp, denom, weights, output, undefined)
 
 
+# The one softmax of the code base: the engine, the problem generator's
+# pipelines and the grader all shift and normalize through these two.
+
+
+def shifted_exp(
+    x: np.ndarray, axis: int = -1, peak: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """exp(x − m), m each slice's largest entry along `axis`; and the empty slices.
+
+    A slice of nothing but -inf (a query that sees no key) is shifted by 0, so
+    its exp stays 0 instead of NaN. Returns the exp and a boolean mask of the
+    empty slices (keepdims), or None when no slice is empty. `peak`, the
+    slices' largest entries (keepdims), saves finding them again.
+    """
+    if peak is None:
+        peak = x.max(axis=axis, keepdims=True)
+    # One sum of a few peaks, in Python (cheaper than NumPy calls here), tells
+    # the cases apart: finite when every peak is (the usual case), -inf when
+    # some slices are empty, NaN or +inf when a learner typed ±inf or NaN.
+    total = sum(peak.ravel().tolist())
+    if math.isfinite(total):
+        return np.exp(x - peak), None
+    if total == -math.inf:
+        empty = peak == -np.inf  # np.isneginf, without its wrapper's cost
+        return np.exp(x - np.where(empty, 0.0, peak)), empty
+    # Arithmetic on ±inf and NaN gives NaN as it should; no warnings.
+    with np.errstate(invalid="ignore", over="ignore"):
+        empty = peak == -np.inf
+        if not np.count_nonzero(empty):  # cheaper than .any()
+            return np.exp(x - peak), None
+        return np.exp(x - np.where(empty, 0.0, peak)), empty
+
+
+def shifted_softmax(
+    x: np.ndarray,
+    axis: int = -1,
+    peak: np.ndarray | None = None,
+    *,
+    empty_weight: float = math.nan,
+) -> np.ndarray:
+    """Softmax of float array `x` along `axis`, shifted by each slice's largest entry.
+
+    An empty slice (all -inf) has no denominator: its weights are
+    `empty_weight`, NaN (undefined, as the engine reports such a row) or 0.0
+    (it contributes nothing). `peak` (keepdims) saves finding the maxima again.
+    """
+    exp, empty = shifted_exp(x, axis, peak)
+    sums = exp.sum(axis=axis, keepdims=True)
+    if empty is None:
+        return exp / sums
+    # An empty slice is never divided (its sum is 0): its cells keep `empty_weight`.
+    return np.divide(exp, sums, out=np.full(exp.shape, empty_weight), where=~empty)
+
+
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
     """Softmax along `axis` with the row-max shift; all -inf slices give NaN."""
-    x = np.asarray(x, dtype=np.float64)
-    peak = x.max(axis=axis, keepdims=True)
-    empty = np.isneginf(peak)
-    shifted = np.exp(x - np.where(empty, 0.0, peak))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = shifted / shifted.sum(axis=axis, keepdims=True)
-    return np.where(empty, np.nan, out)
+    return shifted_softmax(np.asarray(x, dtype=np.float64), axis)

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+from flask import current_app
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_wtf import CSRFProtect
 
+from quizsvc import ratelimits  # noqa: F401  (registers the sqlite:// scheme)
+
 login_manager = LoginManager()
 csrf = CSRFProtect()
-# Storage comes from RATELIMIT_STORAGE_URI: memory:// for one server, a Redis
-# URL when several servers must share the counters.
+# Storage comes from RATELIMIT_STORAGE_URI: a SQLite file all workers of one
+# machine share by default, a Redis URL when several servers must share them.
 limiter = Limiter(key_func=get_remote_address)
+# One counter per limit for the web form and the API together.
+login_limit = limiter.shared_limit(
+    lambda: current_app.config["LOGIN_RATE_LIMIT"], scope="login", methods=["POST"]
+)
+register_limit = limiter.shared_limit(
+    lambda: current_app.config["REGISTER_RATE_LIMIT"],
+    scope="register",
+    methods=["POST"],
+)

@@ -485,15 +485,8 @@ def _derive(
         return None
     first = parsed[sources[0]]
     if op == "softmax":
-        if first.ndim != 2:
-            return None
-        peak = first.max(axis=1, keepdims=True)
-        # Every row has a finite score: the usual case. A handful of row peaks
-        # is checked faster in Python than with two more NumPy calls.
-        if all(map(math.isfinite, peak.ravel().tolist())):
-            shifted = np.exp(first - peak)
-            return shifted / shifted.sum(axis=1, keepdims=True)
-        return softmax_rows(first, peak)  # a row that sees nothing has no weights
+        # A row that sees nothing has no weights (NaN).
+        return softmax_rows(first) if first.ndim == 2 else None
     if op == "matmul_v":
         v = problem.context["V"]
         return first @ v if first.ndim == 2 and first.shape[1] == v.shape[0] else None

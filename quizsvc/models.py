@@ -16,6 +16,7 @@ Conventions:
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -106,6 +107,18 @@ class Base(DeclarativeBase):
 # --- accounts ---------------------------------------------------------------
 
 
+def username_key(username: str) -> str:
+    """The form usernames are matched by: NFKC-normalized and case-folded."""
+    # NFKC again after folding, as Unicode's NFKC_Casefold does: folding can
+    # produce sequences that normalize further.
+    folded = unicodedata.normalize("NFKC", username).casefold()
+    return unicodedata.normalize("NFKC", folded)
+
+
+def _username_key_default(context: Any) -> str:
+    return username_key(context.get_current_parameters()["username"])
+
+
 class User(Base):
     """A learner, teacher or administrator."""
 
@@ -116,7 +129,13 @@ class User(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
+    # As the learner typed it (shown); matched through username_key.
     username: Mapped[str] = mapped_column(String(64), unique=True)
+    # None only for accounts whose key collided with an older account's when
+    # revision 0005 added it: they still sign in by their exact spelling.
+    username_key: Mapped[str | None] = mapped_column(
+        String(64), unique=True, default=_username_key_default
+    )
     display_name: Mapped[str | None] = mapped_column(String(128))
     # None: the account cannot sign in with a password (e.g. demo learners).
     password_hash: Mapped[str | None] = mapped_column(String(255))
@@ -150,6 +169,26 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     last_used_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
+
+    user: Mapped[User] = relationship()
+
+
+class UserSession(Base):
+    """A signed-in browser or API session; ended by logout or a password change.
+
+    The session cookie carries a random secret; only its SHA-256 is stored, so
+    ending the row ends the cookie everywhere it was copied.
+    """
+
+    __tablename__ = "user_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), index=True
+    )
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship()
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +53,18 @@ def _exit_now(_worker) -> None:
     os._exit(0)
 
 
+def _forget_worker_metrics(server, worker) -> None:
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
 def run_server(*, host: str, port: int, workers: int) -> None:
     """Prepare the database and serve until interrupted."""
+    # Workers share their metrics through files in a directory of this run
+    # only (quizsvc.metrics); it must be set before prometheus_client loads.
+    metrics_dir = tempfile.mkdtemp(prefix="quizsvc-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     try:
         app = create_app()
     except ValueError as exc:  # a setting with a value it cannot take
@@ -67,9 +79,13 @@ def run_server(*, host: str, port: int, workers: int) -> None:
         raise click.ClickException(f"the question bank is invalid:\n{exc}") from None
     click.echo("question bank: " + "; ".join(report.lines()))
     QuizsvcServer(
-        gunicorn_options(
-            host=host, port=port, workers=workers, instance_path=app.instance_path
-        )
+        {
+            **gunicorn_options(
+                host=host, port=port, workers=workers, instance_path=app.instance_path
+            ),
+            "child_exit": _forget_worker_metrics,
+            "on_exit": lambda server: shutil.rmtree(metrics_dir, ignore_errors=True),
+        }
     ).run()
 
 
@@ -83,7 +99,7 @@ def gunicorn_options(
         # Threads keep a slow phone connection from holding a whole worker.
         "worker_class": "gthread",
         "threads": 4,
-        "accesslog": "-",
+        # quizsvc logs one structured line per request itself (no access log).
         "when_ready": _announce,
         "timeout": 60,
         "worker_int": _exit_now,

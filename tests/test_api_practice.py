@@ -181,11 +181,25 @@ def test_an_id_that_names_no_problem_is_404(client, ident):
 
 
 def test_practice_needs_no_account(client):
-    """Can an anonymous client practise (no session, no token)?"""
+    """Can an anonymous client practise (no session, no token) and get a verdict?"""
     created = client.post("/api/v1/problems", json={"kind": "uniform", "seed": 1})
     assert created.status_code == 201
-    checked = client.post(created.json["check_url"], json={"answers": {"A": "[[1]]"}})
-    assert checked.status_code in (200, 400)
+    # uniform:1:1 has S = [0 0] and V = [1 0; -1 -1]: equal weights, O the mean row.
+    checked = client.post(
+        created.json["check_url"], json={"answers": {"A": "[0.5 0.5]", "O": "[0 -0.5]"}}
+    )
+    assert checked.status_code == 200
+    body = checked.json
+    assert body["correct"] is True and body["score"] == 1.0 and body["attempt"] is True
+    assert [(s["name"], s["correct"]) for s in body["steps"]] == [
+        ("A", True),
+        ("O", True),
+    ]
+    wrong = client.post(
+        created.json["check_url"], json={"answers": {"A": "[1 0]", "O": "[1 0]"}}
+    )
+    assert wrong.status_code == 200 and wrong.json["correct"] is False
+    assert wrong.json["score"] < 1.0 and wrong.json["attempt"] is True
 
 
 json_values = st.recursive(

@@ -196,8 +196,17 @@ def test_restore_refuses_a_damaged_or_unknown_copy(live_app, backend, tmp_path):
     # A page written over with zeros fails SQLite's integrity check.
     broken = tmp_path / "broken.sqlite3"
     assert cli(live_app, "db", "backup", str(broken)).exit_code == 0
+    # The users table's root page: a page in use (a migration that rebuilds a
+    # table leaves free pages behind, which the integrity check does not read).
+    with sqlite3.connect(broken) as connection:
+        root, page_size = connection.execute(
+            "SELECT rootpage, (SELECT page_size FROM pragma_page_size()) "
+            "FROM sqlite_master WHERE name = 'users'"
+        ).fetchone()
+    connection.close()
     data = bytearray(broken.read_bytes())
-    data[4096 * 3 : 4096 * 3 + 200] = bytes(200)
+    start = (root - 1) * page_size
+    data[start : start + 200] = bytes(200)
     broken.write_bytes(bytes(data))
     result = cli(live_app, "db", "restore", str(broken), "--yes")
     assert result.exit_code == 2 and "integrity" in result.output

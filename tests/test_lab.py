@@ -43,7 +43,11 @@ def test_lab_causal_flag_hides_the_future(client):
     )
     html = response.get_data(as_text=True)
     assert response.status_code == 200
-    assert "-inf" in html and "checked" in html
+    assert 'name="causal" value="1" checked' in html
+    # q0 may not see k1: its score is -inf and all its weight goes to k0
+    # (without the mask the weights would be 0.6698 / 0.3302).
+    assert re.search(r"q0</th>\s*<td>0\.7071</td><td>-inf</td>", html)
+    assert "<desc>q0: k0=1.0000, k1=0.0000; q1: k0=0.3302, k1=0.6698</desc>" in html
 
 
 def test_lab_marks_undefined_rows(client):

@@ -195,3 +195,73 @@ def test_db_commands_refuse_unknown_revisions(empty_app, args):
     result = empty_app.test_cli_runner().invoke(main, args)
     assert result.exit_code == 2
     assert "Can't locate revision" in result.output and "Traceback" not in result.output
+
+
+def test_classes_revision_keeps_classes_and_members_both_ways(empty_engine):
+    """Does 0004 give old classes a join code, and do both directions keep the rows?"""
+    from quizsvc.services.classes import JOIN_CODE_ALPHABET, JOIN_CODE_LENGTH
+
+    upgrade(empty_engine, "0003")
+    moment = "'2026-09-01 08:00:00'"
+    with empty_engine.begin() as connection:
+        for name, role in (("wang", "teacher"), ("ana", "learner"), ("bo", "learner")):
+            connection.execute(
+                text(
+                    "INSERT INTO users (username, role, locale, timezone, created_at) "
+                    f"VALUES ('{name}', '{role}', 'zh-CN', 'Asia/Shanghai', {moment})"
+                )
+            )
+        for name in ("一班", "二班"):
+            connection.execute(
+                text(
+                    "INSERT INTO classes (name, created_at) "
+                    f"VALUES ('{name}', {moment})"
+                )
+            )
+        connection.execute(
+            text(
+                "INSERT INTO memberships (class_id, user_id, role, joined_at) VALUES "
+                f"(1, 1, 'teacher', {moment}), (1, 2, 'learner', {moment}), "
+                f"(2, 3, 'learner', {moment})"
+            )
+        )
+    upgrade(empty_engine, "0004")
+    with empty_engine.begin() as connection:
+        rows = connection.execute(
+            text("SELECT join_code, timezone, joining_open FROM classes ORDER BY id")
+        ).all()
+        codes = [row.join_code for row in rows]
+        assert len(set(codes)) == 2
+        assert all(len(c) == JOIN_CODE_LENGTH and set(c) <= set(JOIN_CODE_ALPHABET)
+                   for c in codes)  # fmt: skip
+        assert [(r.timezone, bool(r.joining_open)) for r in rows] == [
+            ("Asia/Shanghai", True)
+        ] * 2
+        connection.execute(
+            text(
+                "UPDATE memberships SET student_number = '01', display_name = '安' "
+                "WHERE user_id = 2"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO roster_entries (class_id, student_number, name) "
+                "VALUES (1, '01', '安娜')"
+            )
+        )
+    downgrade(empty_engine, "0003")
+    with empty_engine.connect() as connection:
+        members = connection.execute(text("SELECT count(*) FROM memberships"))
+        assert members.scalar() == 3
+        names = connection.execute(text("SELECT name FROM classes ORDER BY id"))
+        assert names.scalars().all() == ["一班", "二班"]
+    assert "roster_entries" not in inspect(empty_engine).get_table_names()
+    upgrade(empty_engine)
+    assert current_revision(empty_engine) == head_revision()
+
+
+def test_the_migration_and_the_service_share_the_join_code_alphabet():
+    from quizsvc.services.classes import JOIN_CODE_ALPHABET
+
+    script = ScriptDirectory.from_config(alembic_config())
+    assert script.get_revision("0004").module._ALPHABET == JOIN_CODE_ALPHABET

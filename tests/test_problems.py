@@ -209,6 +209,47 @@ def _engine_trace(problem):
     )
 
 
+def _row_by_hand(scores: list[float]) -> tuple[list[float], list[float]]:
+    """exp(s − m) and the weights of one score row, cell by cell with math.exp.
+
+    The independent oracle for the engine's arithmetic: a row whose every key
+    is hidden (all -inf) has exp 0 and no weights (NaN).
+    """
+    peak = max(scores)
+    if peak == -math.inf:
+        return [0.0] * len(scores), [math.nan] * len(scores)
+    exps = [math.exp(s - peak) for s in scores]
+    total = sum(exps)
+    return exps, [e / total for e in exps]
+
+
+def _attention_by_hand(q, k, v, additive, factor) -> dict[str, list]:
+    """S, exp(S − m), A and O for 2-D q, k, v, one loop per row and cell."""
+    tq, d = len(q), len(q[0])
+    tk = len(k)
+    out = {"S": [], "exp": [], "A": [], "O": []}
+    for i in range(tq):
+        row = [
+            sum(q[i][t] * k[j][t] for t in range(d)) * factor
+            + (0.0 if additive is None else additive[i][j])
+            for j in range(tk)
+        ]
+        exps, weights = _row_by_hand(row)
+        out["S"].append(row)
+        out["exp"].append(exps)
+        out["A"].append(weights)
+        if v is not None:
+            out["O"].append(
+                [sum(weights[j] * v[j][c] for j in range(tk)) for c in range(len(v[0]))]
+            )
+    return out
+
+
+def _assert_close_by_hand(actual, expected) -> None:
+    """Equal to float rounding; ±inf and NaN in the same places."""
+    np.testing.assert_allclose(np.asarray(actual), expected, rtol=1e-12, atol=1e-12)
+
+
 @problem_settings
 @given(
     st.sampled_from(
@@ -218,9 +259,38 @@ def _engine_trace(problem):
     seeds,
 )
 def test_answers_are_the_engines_results(kind, level, seed):
-    """Are S, A and O exactly what engine.attention computes from the givens?"""
+    """Are S, A and O what attention gives, computed by hand and by the engine?"""
     problem = generate(kind, seed, level)
     trace = _engine_trace(problem)
+    given_ = problem.given
+    q, k = given_["Q"], given_["K"]
+    tq, tk = q.shape[0], k.shape[0]
+    # The mask the givens state: M as written, padded keys, the causal rule.
+    additive = given_["M"].tolist() if "M" in given_ else [[0.0] * tk] * tq
+    key_valid = given_["key_valid"].ravel() if "key_valid" in given_ else [1] * tk
+    causal = bool(given_.get("causal", False))
+    additive = [
+        [
+            -math.inf if not key_valid[j] or (causal and j > i + tk - tq) else m
+            for j, m in enumerate(row)
+        ]
+        for i, row in enumerate(additive)
+    ]
+    by_hand = _attention_by_hand(
+        q.tolist(),
+        k.tolist(),
+        given_["V"].tolist() if "V" in given_ else None,
+        additive,
+        1 / math.sqrt(q.shape[1]),
+    )
+    _assert_close_by_hand(problem.answer["S"], by_hand["S"])
+    if "A" in problem.answer:
+        _assert_close_by_hand(problem.answer["A"], by_hand["A"])
+        _assert_close_by_hand(problem.answer["O"], by_hand["O"])
+    if kind == "lesson_example":  # the lesson's worked example, to 4 decimals
+        assert np.round(problem.answer["S"], 4).tolist() == [[0.7071, 0.0]]
+        assert np.round(problem.answer["A"], 4).tolist() == [[0.6698, 0.3302]]
+        assert np.round(problem.answer["O"], 4).tolist() == [[0.6698, 0.6605]]
     np.testing.assert_array_equal(problem.answer["S"], trace.scores)
     if "A" in problem.answer:
         np.testing.assert_array_equal(problem.answer["A"], trace.weights)
@@ -243,13 +313,28 @@ def test_answers_are_the_engines_results(kind, level, seed):
 def test_the_batched_fast_path_is_the_engine_bit_for_bit(
     p, tq, tk, d, dv, seed, masked
 ):
-    """Does the unchecked batch path return exactly what engine.attention does?"""
+    """Does the unchecked batch path compute attention as by hand and as the engine?"""
     rng = np.random.default_rng(seed)
     q = rng.integers(-20, 21, (p, tq, d)) / 10
     k = rng.integers(-20, 21, (tk, d)) / 10
     v = rng.integers(-20, 21, (tk, dv)) / 10
     mask = np.where(rng.random((p, tq, tk)) < 0.4, -np.inf, 0.0) if masked else None
     fast = attention_steps(q, k, v, mask)
+    for b in range(p):
+        by_hand = _attention_by_hand(
+            q[b].tolist(),
+            k.tolist(),
+            v.tolist(),
+            None if mask is None else mask[b].tolist(),
+            1.0,
+        )
+        _assert_close_by_hand(fast.scores[b], by_hand["S"])
+        _assert_close_by_hand(fast.exp[b], by_hand["exp"])
+        _assert_close_by_hand(fast.weights[b], by_hand["A"])
+        _assert_close_by_hand(fast.output[b], by_hand["O"])
+        undefined = [max(row) == -math.inf for row in by_hand["S"]]
+        assert fast.undefined_rows[b].tolist() == undefined
+    # The checked wrapper adds checks and broadcasting, not arithmetic.
     trace = attention(q, k, v, mask=mask, scale=1.0)
     for name in ("scores", "exp", "weights", "output", "undefined_rows"):
         np.testing.assert_array_equal(getattr(fast, name), getattr(trace, name))
@@ -258,11 +343,20 @@ def test_the_batched_fast_path_is_the_engine_bit_for_bit(
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 3), st.integers(1, 4), st.integers(1, 5), st.integers(0, 2**32))
 def test_given_scores_skip_the_product_and_match_the_engine(b, tq, tk, seed):
-    """Do steps started from given scores equal the engine run on scores·I?"""
+    """Do steps from given scores softmax them as by hand and as the engine does?"""
     rng = np.random.default_rng(seed)
     scores = rng.integers(-20, 21, (b, tq, tk)) / 10
     hidden = rng.random((b, tq, tk)) < 0.3
-    fast = attention_steps(np.where(hidden, -np.inf, scores), None, None)
+    given_scores = np.where(hidden, -np.inf, scores)
+    fast = attention_steps(given_scores, None, None)
+    assert fast.output is None
+    for batch, rows in enumerate(given_scores.tolist()):
+        for i, row in enumerate(rows):
+            exps, weights = _row_by_hand(row)
+            _assert_close_by_hand(fast.scores[batch, i], row)
+            _assert_close_by_hand(fast.exp[batch, i], exps)
+            _assert_close_by_hand(fast.weights[batch, i], weights)
+            assert fast.undefined_rows[batch, i] == (max(row) == -math.inf)
     trace = attention(
         np.where(hidden, 0.0, scores), np.eye(tk), np.eye(tk), mask=~hidden, scale=1.0
     )

@@ -19,8 +19,10 @@ down_revision: str | Sequence[str] | None = "0003"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-# Classes that exist before this revision get a code from the same alphabet the
-# service uses (no 0/O, 1/I/L, U): unambiguous when read aloud or copied.
+# Classes that exist before this revision get a code like new classes do. A
+# copy, not an import, so the revision keeps working when the service changes:
+# the alphabet is quizsvc.services.classes.JOIN_CODE_ALPHABET (no 0/O, 1/I/L, U),
+# and tests/test_migrations.py checks the two agree.
 _ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 

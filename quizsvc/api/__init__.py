@@ -21,6 +21,7 @@ from werkzeug.exceptions import HTTPException
 
 from quizsvc.extensions import csrf
 from quizsvc.services import Conflict, InvalidInput, NotFound, ServiceError
+from quizsvc.web.input_checks import MAX_ID
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)
@@ -62,6 +63,20 @@ def json_body(required: tuple[str, ...] = ()) -> dict[str, Any]:
     return body
 
 
+def id_field(body: dict[str, Any], name: str) -> int:
+    """A database id from the body: a whole number from 1 to MAX_ID, else 400."""
+    value = body.get(name)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or not 1 <= value <= MAX_ID
+    ):
+        raise error(
+            400, "invalid_input", f"{name} must be a whole number from 1 to {MAX_ID}"
+        )
+    return value
+
+
 def login_required(view: Callable[P, R]) -> Callable[P, R]:
     """Refuse anonymous requests with 401 JSON (no redirect to a login page)."""
 
@@ -101,7 +116,9 @@ def init_app(app: Flask) -> None:
     """Register the API blueprint and its modules."""
     from quizsvc.api import (  # noqa: F401  (modules register routes on bp)
         accounts,
+        classes,
         drill,
+        exports,
         learner,
         openapi,
         practice,

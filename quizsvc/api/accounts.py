@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
-from flask import current_app
-from flask_login import login_user, logout_user
-
 from quizsvc.api import bp, error, json_body, login_required
 from quizsvc.auth import (
-    LoginUser,
     authenticate,
+    change_password,
     current_db_user,
+    current_session_secret,
+    end_sessions,
     issue_token,
     list_tokens,
     register,
     revoke_token,
+    sign_in,
+    sign_out,
 )
 from quizsvc.db import get_session, transaction
-from quizsvc.extensions import limiter
+from quizsvc.extensions import login_limit, register_limit
 from quizsvc.i18n import SUPPORTED
 
 
@@ -38,37 +39,82 @@ def _credentials(body: dict) -> tuple[str, str]:
 
 
 @bp.post("/auth/register")
+@register_limit
 def api_register():
     """Create a learner account and sign in."""
     body = json_body(("username", "password"))
+    if "role" in body:
+        # Roles are granted by an admin (quizsvc users set-role), never by asking.
+        raise error(
+            400, "invalid_input", "registering cannot choose a role; ask an admin"
+        )
     username, password = _credentials(body)
     locale = body.get("locale", "zh-CN")
     if locale not in SUPPORTED:
         raise error(400, "invalid_input", "locale must be zh-CN or en")
     with transaction() as session:
         user = register(session, username, password, locale=locale)
-    login_user(LoginUser(user))
+        sign_in(session, user)
     return {"user": _user_dict(user)}, 201
 
 
 @bp.post("/auth/login")
-@limiter.limit(lambda: current_app.config["LOGIN_RATE_LIMIT"])
+@login_limit
 def api_login():
     """Sign in; the response sets the session cookie."""
     username, password = _credentials(json_body(("username", "password")))
-    user = authenticate(get_session(), username, password)
-    if user is None:
-        raise error(401, "invalid_credentials", "wrong username or password")
-    login_user(LoginUser(user))
+    with transaction() as session:
+        user = authenticate(session, username, password)
+        if user is None:
+            raise error(401, "invalid_credentials", "wrong username or password")
+        sign_in(session, user)
     return {"user": _user_dict(user)}
 
 
 @bp.post("/auth/logout")
 @login_required
 def api_logout():
-    """Sign out of the session (bearer tokens stay valid until revoked)."""
-    logout_user()
+    """End this session on the server (bearer tokens stay valid until revoked)."""
+    with transaction() as session:
+        sign_out(session)
     return {"signed_out": True}
+
+
+@bp.post("/auth/logout-everywhere")
+@login_required
+def api_logout_everywhere():
+    """End every session of yours, this one included (tokens stay valid)."""
+    with transaction() as session:
+        ended = end_sessions(session, current_db_user())
+        sign_out(session)
+    return {"signed_out": True, "sessions_ended": ended}
+
+
+@bp.post("/auth/password")
+@login_required
+def api_change_password():
+    """Change your password; every other session ends, tokens too if asked."""
+    body = json_body(("current_password", "new_password"))
+    current, new = body["current_password"], body["new_password"]
+    revoke = body.get("revoke_tokens", False)
+    if not isinstance(current, str) or not isinstance(new, str):
+        raise error(400, "invalid_input", "the passwords must be strings")
+    if not isinstance(revoke, bool):
+        raise error(400, "invalid_input", "revoke_tokens must be true or false")
+    with transaction() as session:
+        ended = change_password(
+            session,
+            current_db_user(),
+            current,
+            new,
+            keep_session=current_session_secret(),
+            revoke_tokens=revoke,
+        )
+    return {
+        "password_changed": True,
+        "other_sessions_ended": ended,
+        "tokens_revoked": revoke,
+    }
 
 
 @bp.get("/tokens")

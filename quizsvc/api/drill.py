@@ -6,13 +6,16 @@ from typing import Any
 
 from flask_babel import gettext as _
 
-from quizsvc.api import bp, error, json_body, login_required
+from quizsvc.api import bp, error, id_field, json_body, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.grading import MISCONCEPTIONS
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
+
+# A day: the web drill clamps its timer to the same bound.
+MAX_DURATION_MS = 24 * 3600 * 1000
 
 
 def _duration(body: dict[str, Any]) -> int | None:
@@ -21,6 +24,12 @@ def _duration(body: dict[str, Any]) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
         raise error(400, "invalid_input", "duration_ms must be a whole number")
+    if not 0 <= value <= MAX_DURATION_MS:
+        raise error(
+            400,
+            "invalid_input",
+            f"duration_ms must be from 0 to {MAX_DURATION_MS} (one day)",
+        )
     return value
 
 
@@ -83,9 +92,7 @@ def api_drill_reveal():
 def api_drill_explanation():
     """Store why a wrong answer was wrong; returns the explanation and note id."""
     body = json_body(("review_id", "text"))
-    review_id, text = body["review_id"], body["text"]
-    if isinstance(review_id, bool) or not isinstance(review_id, int):
-        raise error(400, "invalid_input", "review_id must be a number")
+    review_id, text = id_field(body, "review_id"), body["text"]
     if not isinstance(text, str):
         raise error(400, "invalid_input", "text must be a string")
     lang = current_language()

@@ -31,6 +31,7 @@ def _errors(*statuses: int) -> dict[str, Any]:
     meaning = {
         400: "Malformed or invalid input (the message names the field).",
         401: "Not signed in, or the bearer token is unknown or revoked.",
+        403: "Your account's role does not allow this (e.g. not a teacher).",
         404: "Not found (or not yours).",
         409: "Conflicts with the drill's state (e.g. the item is not open).",
         413: "The body is larger than MAX_CONTENT_LENGTH.",
@@ -114,7 +115,7 @@ def build_document() -> dict[str, Any]:
                 "requestBody": _body(credentials),
                 "responses": {
                     "201": _ok("Created and signed in.", user),
-                    **_errors(400, 409, 415),
+                    **_errors(400, 409, 415, 429),
                 },
             }
         },
@@ -131,11 +132,55 @@ def build_document() -> dict[str, Any]:
         },
         "/auth/logout": {
             "post": {
-                "summary": "Sign out of the session.",
+                "summary": "End this session on the server.",
                 "security": SECURED,
                 "responses": {
                     "200": _ok("Signed out.", _object({"signed_out": BOOLEAN})),
                     **_errors(401),
+                },
+            }
+        },
+        "/auth/logout-everywhere": {
+            "post": {
+                "summary": "End every session of yours, this one included "
+                "(tokens stay valid).",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok(
+                        "Signed out everywhere.",
+                        _object({"signed_out": BOOLEAN, "sessions_ended": INTEGER}),
+                    ),
+                    **_errors(401),
+                },
+            }
+        },
+        "/auth/password": {
+            "post": {
+                "summary": "Change your password; every other session ends, and "
+                "your API tokens too with revoke_tokens.",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "current_password": STRING,
+                            "new_password": STRING,
+                            "revoke_tokens": BOOLEAN,
+                        },
+                        ("current_password", "new_password"),
+                    )
+                ),
+                "responses": {
+                    "200": _ok(
+                        "Changed.",
+                        _object(
+                            {
+                                "password_changed": BOOLEAN,
+                                "other_sessions_ended": INTEGER,
+                                "tokens_revoked": BOOLEAN,
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 415),
                 },
             }
         },
@@ -186,10 +231,11 @@ def build_document() -> dict[str, Any]:
                                 _ref("DrillItem"),
                                 _object(
                                     {
-                                        "done": BOOLEAN,
+                                        "done": {"const": True},
                                         "next_due": {"type": ["string", "null"]},
                                         "reviewed_today": INTEGER,
-                                    }
+                                    },
+                                    ("done",),
                                 ),
                             ]
                         },
@@ -411,6 +457,8 @@ def build_document() -> dict[str, Any]:
                 },
             },
         },
+        **_class_paths(),
+        **_export_paths(),
         "/openapi.json": {
             "get": {
                 "summary": "This document.",
@@ -514,6 +562,273 @@ def build_document() -> dict[str, Any]:
                     }
                 ),
             },
+        },
+    }
+
+
+def _class_id_parameter() -> list[dict[str, Any]]:
+    return [{"name": "class_id", "in": "path", "required": True, "schema": INTEGER}]
+
+
+def _class_paths() -> dict[str, Any]:
+    """Classes: teachers create them and read rosters; learners join and leave."""
+    nullable = {"type": ["string", "null"]}
+    created = _object(
+        {
+            "id": INTEGER,
+            "name": STRING,
+            "term": nullable,
+            "timezone": STRING,
+            "join_code": STRING,
+            "join_url": STRING,
+        },
+        ("id", "name", "join_code", "join_url"),
+    )
+    listed = _object(
+        {
+            "id": INTEGER,
+            "name": STRING,
+            "term": nullable,
+            "timezone": STRING,
+            "role": {"type": "string", "enum": ["learner", "teacher", "admin"]},
+            "join_code": {"type": "string", "description": "Teachers only."},
+            "join_url": {"type": "string", "description": "Teachers only."},
+            "joining_open": BOOLEAN,
+            "learners": INTEGER,
+        },
+        ("id", "name", "role"),
+    )
+    learner = _object(
+        {
+            "user_id": INTEGER,
+            "username": STRING,
+            "name": STRING,
+            "student_number": nullable,
+            "joined_at": STRING,
+            "last_active": nullable,
+            "streak": INTEGER,
+            "reviews_7d": INTEGER,
+            "reviews_30d": INTEGER,
+            "reviews_in_period": INTEGER,
+            "accuracy": {"type": ["number", "null"]},
+            "overdue": INTEGER,
+            "cards": INTEGER,
+            "mean_recall": {"type": ["number", "null"]},
+        }
+    )
+    return {
+        "/classes": {
+            "get": {
+                "summary": "The classes you teach or learn in (an admin: all).",
+                "security": SECURED,
+                "responses": {
+                    "200": _ok(
+                        "Classes.",
+                        _object({"classes": {"type": "array", "items": listed}}),
+                    ),
+                    **_errors(401),
+                },
+            },
+            "post": {
+                "summary": "Create a class (teacher and admin accounts).",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "name": STRING,
+                            "term": STRING,
+                            "timezone": {
+                                "type": "string",
+                                "description": "IANA name; Asia/Shanghai if left out.",
+                            },
+                        },
+                        ("name",),
+                    )
+                ),
+                "responses": {
+                    "201": _ok("Created; you teach it.", created),
+                    **_errors(400, 401, 403, 415),
+                },
+            },
+        },
+        "/classes/{class_id}/join-code": {
+            "post": {
+                "summary": "Replace the join code; the old one stops working.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "The new code.",
+                        _object(
+                            {"id": INTEGER, "join_code": STRING, "join_url": STRING}
+                        ),
+                    ),
+                    **_errors(401, 404),
+                },
+            }
+        },
+        "/classes/join": {
+            "post": {
+                "summary": "Join a class with its code, as a learner.",
+                "security": SECURED,
+                "requestBody": _body(
+                    _object(
+                        {
+                            "code": STRING,
+                            "student_number": STRING,
+                            "display_name": STRING,
+                        },
+                        ("code",),
+                    )
+                ),
+                "responses": {
+                    "201": _ok(
+                        "Joined.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "name": STRING,
+                                "student_number": nullable,
+                                "display_name": nullable,
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 404, 409, 415, 429),
+                },
+            }
+        },
+        "/classes/{class_id}/membership": {
+            "delete": {
+                "summary": "Leave a class; its teachers lose access at once.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "Left.", _object({"class_id": INTEGER, "left": BOOLEAN})
+                    ),
+                    **_errors(401, 404),
+                },
+            }
+        },
+        "/classes/{class_id}/learners": {
+            "get": {
+                "summary": "The class's learners with their summary figures.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "The roster.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "learners": {"type": "array", "items": learner},
+                            }
+                        ),
+                    ),
+                    **_errors(401, 404),
+                },
+            }
+        },
+    }
+
+
+def _query(name: str, schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"name": name, "in": "query", "schema": schema, "description": description}
+
+
+def _file(description: str, *media_types: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "headers": {
+            "Content-Disposition": {
+                "description": "attachment; filename=ASCII name; "
+                "filename*=UTF-8''the class's name (RFC 6266)",
+                "schema": STRING,
+            }
+        },
+        "content": {media: {"schema": {"type": "string"}} for media in media_types},
+    }
+
+
+def _export_paths() -> dict[str, Any]:
+    """Exports: a class's files for its teachers, a learner's own history."""
+    from quizsvc.services.exports import CANVAS_RULES, KINDS
+
+    date = {"type": "string", "format": "date"}
+    dates = [
+        _query("from", date, "First day, in the class's time zone."),
+        _query("to", date, "Last day (included), in the class's time zone."),
+    ]
+    return {
+        "/classes/{class_id}/exports/{kind}": {
+            "get": {
+                "summary": "Download a class export (its teachers and admins).",
+                "description": "Streamed. reviews: one row per review; summary: "
+                "one row per learner; canvas: Canvas's gradebook import; xapi: "
+                "xAPI 1.0.3 statements; workbook: reviews, summary and canvas as "
+                "the sheets of one XLSX. CSV is UTF-8 with a BOM, CRLF, and an "
+                "apostrophe before text that starts like a formula. Bad input is "
+                "a 400 before any byte of the file.",
+                "security": SECURED,
+                "parameters": [
+                    *_class_id_parameter(),
+                    {
+                        "name": "kind",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "enum": list(KINDS)},
+                    },
+                    _query(
+                        "format",
+                        {"type": "string", "enum": ["csv", "xlsx", "jsonl"]},
+                        "csv (default), xlsx or jsonl; xapi is jsonl only, "
+                        "workbook xlsx only, canvas csv or xlsx.",
+                    ),
+                    *dates,
+                    _query(
+                        "rule",
+                        {"type": "string", "enum": list(CANVAS_RULES)},
+                        "canvas: mastery (mean predicted recall of the lesson's "
+                        "skills, default) or accuracy (share of right answers).",
+                    ),
+                    _query("points", NUMBER, "canvas: points possible (100)."),
+                    _query("lesson", STRING, "canvas: lesson id (the first)."),
+                    _query("assignment", STRING, "canvas: the column's title."),
+                    _query(
+                        "lang",
+                        {"type": "string", "enum": ["zh-CN", "en"]},
+                        "Language of the column headers.",
+                    ),
+                ],
+                "responses": {
+                    "200": _file(
+                        "The file.",
+                        "text/csv",
+                        "application/vnd.openxmlformats-officedocument"
+                        ".spreadsheetml.sheet",
+                        "application/x-ndjson",
+                    ),
+                    **_errors(400, 401, 404),
+                },
+            }
+        },
+        "/me/export": {
+            "get": {
+                "summary": "Download your history (answers; JSON adds self-ratings).",
+                "security": SECURED,
+                "parameters": [
+                    _query(
+                        "format",
+                        {"type": "string", "enum": ["csv", "json"]},
+                        "csv (default) or json.",
+                    ),
+                    *dates,
+                ],
+                "responses": {
+                    "200": _file("The file.", "text/csv", "application/json"),
+                    **_errors(400, 401),
+                },
+            }
         },
     }
 

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from quizsvc.engine import attention_steps
+from quizsvc.engine import attention_steps, shifted_exp, shifted_softmax
 from quizsvc.engine import causal_mask as _engine_causal_mask
 
 # The catalog order: names are part of the API and appear in exports.
@@ -64,33 +64,17 @@ class Runs(NamedTuple):
 # cells are all hidden has no weights (NaN), as the engine reports it.
 
 
-@np.errstate(all="ignore")  # a row of -inf divides 0 by 0 before it is set to NaN
 def softmax_rows(scores: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray:
     """Row-wise softmax; a row of -inf (or containing NaN) gives NaN.
 
     `peak`, each row's largest entry (keepdims), saves finding it again.
     """
-    if peak is None:
-        peak = scores.max(axis=-1, keepdims=True)
-    empty = peak == -np.inf
-    shifted = np.exp(scores - np.where(empty, 0.0, peak))
-    weights = shifted / shifted.sum(axis=-1, keepdims=True)
-    return np.where(empty, np.nan, weights)
+    return shifted_softmax(scores, -1, peak)
 
 
 def softmax_columns(scores: np.ndarray) -> np.ndarray:
     """Softmax down each column (the mistake); a hidden column gets weight 0."""
-    peak = scores.max(axis=-2, keepdims=True)
-    # The usual case, without the guards below. A handful of column peaks is
-    # checked faster in Python than with two more NumPy calls.
-    if all(map(math.isfinite, peak.ravel().tolist())):
-        shifted = np.exp(scores - peak)
-        return shifted / shifted.sum(axis=-2, keepdims=True)
-    empty = peak == -np.inf
-    # A hidden column's cells are all exp(-inf) = 0: dividing them by 1 keeps
-    # them 0, with no 0/0 to warn about.
-    shifted = np.exp(scores - np.where(empty, 0.0, peak))
-    return shifted / np.where(empty, 1.0, shifted.sum(axis=-2, keepdims=True))
+    return shifted_softmax(scores, -2, empty_weight=0.0)
 
 
 def scores_as_weights(scores: np.ndarray) -> np.ndarray:
@@ -100,11 +84,8 @@ def scores_as_weights(scores: np.ndarray) -> np.ndarray:
 
 def unnormalized_exp(scores: np.ndarray) -> np.ndarray:
     """exp(S − m) without dividing by the row sum; a fully hidden row is NaN."""
-    with np.errstate(all="ignore"):
-        peak = scores.max(axis=-1, keepdims=True)
-        empty = peak == -np.inf
-        values = np.exp(scores - np.where(empty, 0.0, peak))
-    return np.where(empty, np.nan, values)
+    values, empty = shifted_exp(scores)
+    return values if empty is None else np.where(empty, np.nan, values)
 
 
 def peak_tied(row: list[float]) -> bool:

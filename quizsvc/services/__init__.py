@@ -30,6 +30,12 @@ raises a `ServiceError` subclass whose `code` suits the JSON error contract.
   `learner_histories(session, user) -> scheduling.Histories`,
   `optimize_learner(session, user, *, now=None, min_reviews=400)
   -> OptimizationResult`, `reschedule_learner(session, user, parameters) -> int`.
+- classes: `class_for_teacher(session, user, class_id) -> Classroom | None` (the
+  access rule: teachers of the class and admins), `class_learners(session,
+  classroom) -> list[Membership]`, `create_class`, `join_class`, `leave_class`,
+  `rotate_join_code`, `add_co_teacher`, `import_roster`, ...
+- class_reports: `class_overview`, `class_misconceptions`, `class_items`,
+  `class_explanations`, `class_calibration` (set-based over a class's learners).
 - demo: `seed_demo_data(engine, *, learners, reviews, ...) -> DemoSummary`
   (bulk, commits in chunks: for benchmarks and demos, not for requests).
 """

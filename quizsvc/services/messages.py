@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from quizsvc.services import Conflict, InvalidInput
+from quizsvc.services import Conflict, InvalidInput, NotFound
 
 
 class Localized:
@@ -23,3 +23,7 @@ class LocalizedInvalidInput(Localized, InvalidInput):
 
 class LocalizedConflict(Localized, Conflict):
     """Conflict with a bilingual message."""
+
+
+class LocalizedNotFound(Localized, NotFound):
+    """NotFound with a bilingual message."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import select
+from sqlalchemy import case, or_, select
 from sqlalchemy.orm import Session
 
-from quizsvc.models import LANGUAGES, ROLES, User
+from quizsvc.models import LANGUAGES, ROLES, User, username_key
 from quizsvc.services import Conflict, InvalidInput, resolve_now
 
 USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -35,7 +36,12 @@ def create_user(
     timezone: str = "Asia/Shanghai",
     now: datetime | None = None,
 ) -> User:
-    """Add a user; usernames are unique (letters, digits, `.`, `_`, `-`)."""
+    """Add a user; usernames are unique ignoring case (letters, digits, `.`, `_`, `-`).
+
+    Full-width letters and digits typed with a Chinese input method are read as
+    their ASCII forms (NFKC); the case is kept for display.
+    """
+    username = unicodedata.normalize("NFKC", username)
     if not USERNAME_PATTERN.match(username):
         raise InvalidInput(
             f"username {username!r} must be 1-64 letters, digits, '.', '_' or '-'"
@@ -48,6 +54,7 @@ def create_user(
         raise Conflict(f"username {username!r} is taken")
     user = User(
         username=username,
+        username_key=username_key(username),
         role=role,
         display_name=display_name,
         password_hash=password_hash,
@@ -61,5 +68,13 @@ def create_user(
 
 
 def find_user(session: Session, username: str) -> User | None:
-    """Return the user with this username, or None."""
-    return session.scalar(select(User).where(User.username == username))
+    """Return the user with this username (ignoring case and Unicode form), or None."""
+    # The exact spelling first: an account whose key collided with an older
+    # one's when keys were introduced (revision 0005) is found only that way.
+    exact = User.username == username
+    return session.scalar(
+        select(User)
+        .where(or_(exact, User.username_key == username_key(username)))
+        .order_by(case((exact, 0), else_=1))
+        .limit(1)
+    )

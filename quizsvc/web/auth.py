@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import unicodedata
 from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
-    current_app,
     flash,
     redirect,
     render_template,
@@ -15,14 +15,14 @@ from flask import (
 )
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from flask_login import current_user, login_required, login_user, logout_user
+from flask_login import current_user, login_required
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired, EqualTo, Length, Regexp
 
-from quizsvc.auth import LoginUser, authenticate, register
-from quizsvc.db import get_session, transaction
-from quizsvc.extensions import limiter
+from quizsvc.auth import authenticate, register, sign_in, sign_out
+from quizsvc.db import transaction
+from quizsvc.extensions import login_limit, register_limit
 from quizsvc.i18n import current_language
 from quizsvc.services import Conflict, ServiceError
 from quizsvc.services.users import USERNAME_PATTERN
@@ -30,9 +30,15 @@ from quizsvc.services.users import USERNAME_PATTERN
 bp = Blueprint("auth", __name__)
 
 
+def _nfkc(value: str | None) -> str | None:
+    # Full-width letters from a Chinese input method are the ASCII ones.
+    return unicodedata.normalize("NFKC", value) if value else value
+
+
 class RegisterForm(FlaskForm):
     username = StringField(
         _l("Username"),
+        filters=[_nfkc],
         validators=[
             DataRequired(),
             Length(max=64),
@@ -73,12 +79,8 @@ def _safe_next(target: str | None) -> str:
     return url_for("today.today")
 
 
-def login_limit() -> str:
-    """The login rate limit from the configuration."""
-    return current_app.config["LOGIN_RATE_LIMIT"]
-
-
 @bp.route("/register", methods=["GET", "POST"])
+@register_limit
 def register_page():
     """Create an account and sign in."""
     form = RegisterForm()
@@ -91,6 +93,7 @@ def register_page():
                     form.password.data or "",
                     locale=current_language(),
                 )
+                sign_in(session, user)
         except Conflict:
             form.username.errors.append(_("This username is taken; choose another."))
         except ServiceError as exc:
@@ -100,7 +103,6 @@ def register_page():
                 localized(current_language()) if localized else str(exc)
             )
         else:
-            login_user(LoginUser(user))
             flash(_("Welcome! Your first drill is ready."), "success")
             return redirect(url_for("today.today"))
     status = 400 if form.errors else 200
@@ -108,16 +110,18 @@ def register_page():
 
 
 @bp.route("/login", methods=["GET", "POST"])
-@limiter.limit(login_limit, methods=["POST"])
+@login_limit
 def login():
     """Sign in with username and password."""
     form = LoginForm()
     if form.validate_on_submit():
-        user = authenticate(
-            get_session(), form.username.data or "", form.password.data or ""
-        )
+        with transaction() as session:
+            user = authenticate(
+                session, form.username.data or "", form.password.data or ""
+            )
+            if user is not None:
+                sign_in(session, user)
         if user is not None:
-            login_user(LoginUser(user))
             return redirect(_safe_next(request.args.get("next")))
         form.password.errors.append(_("Wrong username or password."))
     status = 400 if form.errors else 200
@@ -128,7 +132,8 @@ def login():
 @login_required
 def logout():
     """Sign out (a POST with a CSRF token, so no other site can sign you out)."""
-    logout_user()
+    with transaction() as session:
+        sign_out(session)
     flash(_("You are signed out."), "info")
     return redirect(url_for("auth.login"))
 

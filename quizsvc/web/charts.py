@@ -392,3 +392,68 @@ def labelled_bars_svg(
         )
     parts.append("</svg>")
     return Markup("".join(parts))
+
+
+def recall_grid_svg(
+    values: np.ndarray,
+    *,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    col_titles: Sequence[str],
+    title: str,
+    cell: int = 30,
+    row_height: int = 20,
+) -> Markup:
+    """Return a compact rows × columns heatmap of shares in [0, 1] (NaN: no data).
+
+    Made for a class's learners × skills: short column labels (titles in
+    tooltips), one thin row per learner, the percentage in each cell.
+    """
+    values = np.atleast_2d(np.asarray(values, dtype=np.float64))
+    rows, cols = values.shape
+    left = min(140, 12 + 9 * max((len(label) for label in row_labels), default=4))
+    top = 22
+    width, height = left + cols * cell + 4, top + rows * row_height + 4
+    parts = [
+        f'<svg class="recall-grid" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{escape(title)}</title>",
+        '<defs><pattern id="no-data-hatch" width="6" height="6" '
+        'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+        '<rect width="6" height="6" fill="#eee"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" stroke="#bbb" stroke-width="2"/>'
+        "</pattern></defs>",
+    ]
+    for j, (label, full) in enumerate(zip(col_labels, col_titles, strict=True)):
+        x = left + j * cell + cell / 2
+        parts.append(
+            f'<text x="{x}" y="15" text-anchor="middle" class="axis">'
+            f"<title>{escape(full)}</title>{escape(label)}</text>"
+        )
+    for i, label in enumerate(row_labels):
+        y0 = top + i * row_height
+        shown = label if len(label) <= 14 else label[:13] + "…"
+        parts.append(
+            f'<text x="{left - 6}" y="{y0 + row_height * 0.7}" text-anchor="end" '
+            f'class="axis">{escape(shown)}</text>'
+        )
+        for j in range(cols):
+            v = float(values[i, j])
+            empty = math.isnan(v)
+            fill = "url(#no-data-hatch)" if empty else _cell_fill(v)
+            ink = "#ffffff" if not empty and v > 0.55 else "#222"
+            x = left + j * cell
+            # No tooltip per cell: the table beside the chart is its text form,
+            # and 2,000 tooltips would weigh more than the chart.
+            parts.append(
+                f'<rect class="cell" x="{x}" y="{y0}" width="{cell - 2}" '
+                f'height="{row_height - 2}" fill="{fill}"/>'
+            )
+            if not empty:
+                parts.append(
+                    f'<text x="{x + (cell - 2) / 2}" y="{y0 + row_height * 0.68}" '
+                    f'text-anchor="middle" fill="{ink}" class="cell-value">'
+                    f"{round(v * 100)}</text>"
+                )
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -8,6 +8,8 @@ from flask import Flask, jsonify, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from quizsvc.web.requestlog import request_id, route_of_request
+
 
 def wants_json() -> bool:
     """True when the client is an API client rather than a browser."""
@@ -50,8 +52,15 @@ def handle_http_error(exc: HTTPException):
     """Render an HTTP error for whoever asked."""
     status = exc.code or 500
     message = exc.description or exc.name
+    # A server error names its request, so a report can be matched to the log.
+    reference = request_id() if status >= 500 else None
+    if status == 429:
+        # Flask-Limiter's description is the limit in English ("10 per 1
+        # minute"); the learner reads what to do, in their language.
+        message = str(_PAGE_TEXT[429][1])
     if wants_json():
-        response = jsonify(error=error_code(exc), message=message)
+        extra = {"request_id": reference} if reference else {}
+        response = jsonify(error=error_code(exc), message=message, **extra)
         response.status_code = status
         if exc.response is not None:
             response.headers.extend(
@@ -67,7 +76,12 @@ def handle_http_error(exc: HTTPException):
     ):
         message = generic
     return render_template(
-        "error.html", status=status, title=title, message=message, back=_way_back()
+        "error.html",
+        status=status,
+        title=title,
+        message=message,
+        back=_way_back(),
+        reference=reference,
     ), status
 
 
@@ -85,7 +99,10 @@ def handle_unexpected(exc: Exception):
     from flask import current_app
 
     current_app.logger.exception(
-        "unhandled error on %s %s", request.method, request.path
+        "unhandled error, request %s: %s %s",
+        request_id(),
+        request.method,
+        route_of_request(),
     )
     return handle_http_error(InternalServerError())
 

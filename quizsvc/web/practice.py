@@ -32,6 +32,8 @@ bp = Blueprint("practice", __name__)
 # (what the review log's BIGINT column holds) opens a problem.
 FRESH_SEED_LIMIT = 2**31
 MAX_SEED = 2**63 - 1
+# Seeds go beyond the default `int` converter's cap (database ids).
+PERMALINK = f"/practice/<kind>/<int:level>/<int(max={MAX_SEED}):seed>"
 
 # Interface names and descriptions of the problem kinds (quizsvc.problems.KINDS
 # describes them for programmers, in English only).
@@ -353,7 +355,7 @@ def _render_problem(
     ), status
 
 
-@bp.get("/practice/<kind>/<int:level>/<int:seed>")
+@bp.get(PERMALINK)
 def problem(kind: str, level: int, seed: int):
     """Show one generated problem with an empty grid per asked matrix."""
     problem = _problem_or_404(kind, level, seed)
@@ -362,7 +364,7 @@ def problem(kind: str, level: int, seed: int):
     return _render_problem(problem)
 
 
-@bp.post("/practice/<kind>/<int:level>/<int:seed>")
+@bp.post(PERMALINK)
 def check(kind: str, level: int, seed: int):
     """Grade the answers step by step; a format error keeps what was typed (400)."""
     problem = _problem_or_404(kind, level, seed)

@@ -26,10 +26,20 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user, login_required
 from sqlalchemy.orm import Session
 
-from quizsvc.auth import current_db_user, issue_token, list_tokens, revoke_token
+from quizsvc.auth import (
+    change_password,
+    current_db_user,
+    current_session_secret,
+    end_sessions,
+    issue_token,
+    list_tokens,
+    revoke_token,
+    sign_out,
+)
 from quizsvc.db import get_session, transaction
+from quizsvc.i18n import current_language
 from quizsvc.models import LearnerSettings, User
-from quizsvc.services import InvalidInput, NotFound
+from quizsvc.services import InvalidInput, NotFound, ServiceError
 from quizsvc.services.settings import load_settings, update_settings
 
 bp = Blueprint("settings", __name__)
@@ -128,6 +138,7 @@ def _render(
     token_error: str | None = None,
     token_name: str = "",
     new_token: Any = None,
+    password_error: str | None = None,
     status: int = 200,
 ):
     db_session, user = get_session(), current_db_user()
@@ -140,6 +151,7 @@ def _render(
         token_error=token_error,
         token_name=token_name,
         new_token=new_token,
+        password_error=password_error,
         timezones=COMMON_TIMEZONES,
         hours=range(24),
     )
@@ -217,3 +229,46 @@ def revoke(token_id: int):
         "success",
     )
     return redirect(url_for("settings.settings", _anchor="tokens"))
+
+
+@bp.post("/settings/password")
+@login_required
+def password():
+    """Change the password; other sessions end, and the tokens if ticked."""
+    form = request.form
+    new = form.get("new_password", "")
+    if new != form.get("confirm", ""):
+        return _render(password_error=_("The passwords differ."), status=400)
+    revoke_tokens = form.get("revoke_tokens") in {"1", "on", "true"}
+    try:
+        with transaction() as db_session:
+            ended = change_password(
+                db_session,
+                current_db_user(),
+                form.get("current_password", ""),
+                new,
+                keep_session=current_session_secret(),
+                revoke_tokens=revoke_tokens,
+            )
+    except ServiceError as exc:
+        return _render(password_error=exc.localized(current_language()), status=400)
+    flash(
+        _(
+            "Your password is changed; %(count)d other session(s) ended.",
+            count=ended,
+        )
+        + (" " + _("All your API tokens are revoked.") if revoke_tokens else ""),
+        "success",
+    )
+    return redirect(url_for("settings.settings", _anchor="account"))
+
+
+@bp.post("/settings/sign-out-everywhere")
+@login_required
+def sign_out_everywhere():
+    """End every session of this learner, this one included."""
+    with transaction() as db_session:
+        end_sessions(db_session, current_db_user())
+        sign_out(db_session)
+    flash(_("You are signed out on every browser and device."), "info")
+    return redirect(url_for("auth.login"))

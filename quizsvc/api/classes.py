@@ -1,0 +1,166 @@
+"""Classes over JSON: teachers create classes and read rosters; learners join.
+
+A class the caller does not teach answers 404 (never 403), so ids of other
+classes reveal nothing; creating a class needs a teacher or admin account.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import url_for
+
+from quizsvc.api import bp, error, json_body, login_required
+from quizsvc.auth import current_db_user
+from quizsvc.db import get_session, transaction
+from quizsvc.extensions import limiter
+from quizsvc.models import Classroom
+from quizsvc.services import class_reports
+from quizsvc.services.classes import (
+    can_teach,
+    class_for_teacher,
+    classes_of,
+    create_class,
+    join_class,
+    leave_class,
+    rotate_join_code,
+)
+from quizsvc.web.classes import JOIN_RATE_LIMIT
+
+CLASS_FIELDS = ("name", "term", "timezone")
+JOIN_FIELDS = ("code", "student_number", "display_name")
+
+
+def _unknown_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
+    unknown = sorted(set(body) - set(known))
+    if unknown:
+        raise error(
+            400,
+            "invalid_input",
+            f"unknown field(s): {', '.join(unknown)}; known: {', '.join(known)}",
+        )
+
+
+def _join_url(classroom: Classroom) -> str:
+    return url_for("classes.join_link", code=classroom.join_code, _external=True)
+
+
+def _taught_class(class_id: int) -> Classroom:
+    classroom = class_for_teacher(get_session(), current_db_user(), class_id)
+    if classroom is None:
+        raise error(404, "not_found", f"no class {class_id}")
+    return classroom
+
+
+def class_dict(classroom: Classroom, role: str, learners: int) -> dict[str, Any]:
+    """A class as the API shows it; teachers also get the join code and link."""
+    shown: dict[str, Any] = {
+        "id": classroom.id,
+        "name": classroom.name,
+        "term": classroom.term,
+        "timezone": classroom.timezone,
+        "role": role,
+    }
+    if role in ("teacher", "admin"):
+        shown.update(
+            join_code=classroom.join_code,
+            join_url=_join_url(classroom),
+            joining_open=classroom.joining_open,
+            learners=learners,
+        )
+    return shown
+
+
+@bp.post("/classes")
+@login_required
+def api_create_class():
+    """Create a class (teachers and admins); the caller teaches it."""
+    user = current_db_user()
+    if not can_teach(user):
+        raise error(403, "forbidden", "only teacher accounts can create classes")
+    body = json_body(("name",))
+    _unknown_fields(body, CLASS_FIELDS)
+    with transaction() as session:
+        classroom = create_class(
+            session,
+            user,
+            body["name"],
+            term=body.get("term"),
+            timezone=body.get("timezone"),
+        )
+    return {
+        "id": classroom.id,
+        "name": classroom.name,
+        "term": classroom.term,
+        "timezone": classroom.timezone,
+        "join_code": classroom.join_code,
+        "join_url": _join_url(classroom),
+    }, 201
+
+
+@bp.get("/classes")
+@login_required
+def api_classes():
+    """The classes the caller teaches or learns in (an admin: every class)."""
+    listings = classes_of(get_session(), current_db_user())
+    return {
+        "classes": [
+            class_dict(listing.classroom, listing.role, listing.learners)
+            for listing in listings
+        ]
+    }
+
+
+@bp.post("/classes/<int:class_id>/join-code")
+@login_required
+def api_rotate_join_code(class_id: int):
+    """Give the class a new join code; the old one stops working."""
+    classroom = _taught_class(class_id)
+    with transaction() as session:
+        code = rotate_join_code(session, classroom)
+    return {"id": classroom.id, "join_code": code, "join_url": _join_url(classroom)}
+
+
+@bp.post("/classes/join")
+@login_required
+@limiter.limit(JOIN_RATE_LIMIT)
+def api_join_class():
+    """Join a class with its code, as a learner."""
+    body = json_body(("code",))
+    _unknown_fields(body, JOIN_FIELDS)
+    with transaction() as session:
+        membership = join_class(
+            session,
+            current_db_user(),
+            body["code"],
+            student_number=body.get("student_number"),
+            display_name=body.get("display_name"),
+        )
+        result = {
+            "class_id": membership.class_id,
+            "name": membership.classroom.name,
+            "student_number": membership.student_number,
+            "display_name": membership.display_name,
+        }
+    return result, 201
+
+
+@bp.delete("/classes/<int:class_id>/membership")
+@login_required
+def api_leave_class(class_id: int):
+    """Leave a class you learn in; its teachers lose access at once."""
+    with transaction() as session:
+        leave_class(session, current_db_user(), class_id)
+    return {"class_id": class_id, "left": True}
+
+
+@bp.get("/classes/<int:class_id>/learners")
+@login_required
+def api_class_learners(class_id: int):
+    """The roster with each learner's figures (the dashboard's overview)."""
+    classroom = _taught_class(class_id)
+    overview = class_reports.class_overview(get_session(), classroom)
+    return {
+        "class_id": classroom.id,
+        "learners": [row.to_dict() for row in overview.rows],
+    }

@@ -1,0 +1,167 @@
+"""xAPI 1.0.3 statements for reviews: what a learning record store (LRS) reads.
+
+One statement per review: "<learner> answered <item>", with the result
+(success, scaled score, the response as typed, the time taken) and the lesson
+as the parent activity. The statement id is a UUID 5 of the service's base URL
+and the review id, so exporting the same review again yields the same id and
+an LRS stores it once. The statement `version` is left out, as the
+specification asks of statement providers (the LRS fills in 1.0.0).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+from urllib.parse import quote
+
+ANSWERED = {
+    "id": "http://adlnet.gov/expapi/verbs/answered",
+    "display": {"en-US": "answered", "zh-CN": "回答了"},
+}
+INTERACTION = "http://adlnet.gov/expapi/activities/cmi.interaction"
+LESSON_TYPE = "http://adlnet.gov/expapi/activities/lesson"
+# quizsvc's item types as cmi.interaction types. A recall item is rated by the
+# learner against a model answer and a generated item asks for whole matrices:
+# neither fits a narrower type.
+INTERACTION_TYPES = {
+    "choice": "choice",
+    "numeric": "numeric",
+    "cloze": "fill-in",
+    "ordering": "sequencing",
+    "recall": "other",
+    "generated": "other",
+}
+# cmi.interaction responses list several choices or steps joined by "[,]".
+_LIST_RESPONSES = {"choice", "sequencing"}
+
+
+def base_iri(base_url: str) -> str:
+    """The base URL with exactly one trailing slash."""
+    return base_url.rstrip("/") + "/"
+
+
+@lru_cache(maxsize=8)
+def _namespace(base_url: str) -> uuid.UUID:
+    return uuid.uuid5(uuid.NAMESPACE_URL, base_iri(base_url))
+
+
+def statement_id(base_url: str, review_id: int) -> str:
+    """A UUID 5 that names this review on this service, the same every export."""
+    return str(uuid.uuid5(_namespace(base_url), f"review/{review_id}"))
+
+
+def iso_duration(milliseconds: int) -> str:
+    """An ISO 8601 duration to 0.01 s, e.g. 4200 ms -> "PT4.2S"."""
+    centiseconds = round(milliseconds / 10)
+    hours, rest = divmod(centiseconds, 360_000)
+    minutes, rest = divmod(rest, 6_000)
+    seconds = Decimal(rest) / 100
+    text = "PT"
+    if hours:
+        text += f"{hours}H"
+    if minutes:
+        text += f"{minutes}M"
+    if seconds or not (hours or minutes):
+        text += f"{seconds.normalize():f}S"
+    return text
+
+
+def xapi_timestamp(moment: datetime) -> str:
+    """An ISO 8601 timestamp in UTC with milliseconds and "Z"."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _response(interaction_type: str, answer: str) -> str:
+    if interaction_type in _LIST_RESPONSES and answer.startswith("["):
+        try:
+            parts = json.loads(answer)
+        except ValueError:
+            return answer
+        if isinstance(parts, list) and all(isinstance(p, str) for p in parts):
+            return "[,]".join(parts)
+    return answer
+
+
+def review_statement(
+    base_url: str,
+    *,
+    review_id: int,
+    learner_id: int,
+    learner_name: str | None,
+    item_id: str,
+    item_type: str,
+    item_prompt: dict[str, str] | None,
+    lesson_id: str,
+    lesson_title: dict[str, str] | None,
+    reviewed_at: datetime,
+    correct: bool,
+    score: float | None,
+    duration_ms: int | None,
+    answer: str | None,
+    misconception: str | None = None,
+    permalink: str | None = None,
+) -> dict[str, Any]:
+    """Build the xAPI statement for one review."""
+    base = base_iri(base_url)
+    interaction_type = INTERACTION_TYPES.get(item_type, "other")
+    definition: dict[str, Any] = {
+        "type": INTERACTION,
+        "interactionType": interaction_type,
+        "name": {"en-US": f"Question {item_id}", "zh-CN": f"题目 {item_id}"},
+    }
+    if item_prompt:
+        definition["description"] = _language_map(item_prompt)
+    actor: dict[str, Any] = {
+        "objectType": "Agent",
+        "account": {"homePage": base, "name": str(learner_id)},
+    }
+    if learner_name:
+        actor["name"] = learner_name
+    result: dict[str, Any] = {"success": bool(correct), "completion": True}
+    if score is not None:
+        result["score"] = {"scaled": float(score), "raw": float(score), "min": 0.0,
+                           "max": 1.0}  # fmt: skip
+    if answer is not None:
+        result["response"] = _response(interaction_type, answer)
+    if duration_ms is not None:
+        result["duration"] = iso_duration(duration_ms)
+    lesson: dict[str, Any] = {
+        "objectType": "Activity",
+        "id": f"{base}lessons/{quote(lesson_id, safe='')}",
+        "definition": {"type": LESSON_TYPE},
+    }
+    if lesson_title:
+        lesson["definition"]["name"] = _language_map(lesson_title)
+    extensions: dict[str, Any] = {}
+    if misconception:
+        extensions[f"{base}xapi/misconception"] = misconception
+    if permalink:
+        extensions[f"{base}xapi/problem"] = permalink
+    context: dict[str, Any] = {
+        "contextActivities": {"parent": [lesson]},
+        "platform": "quizsvc",
+    }
+    if extensions:
+        context["extensions"] = extensions
+    return {
+        "id": statement_id(base, review_id),
+        "actor": actor,
+        "verb": ANSWERED,
+        "object": {
+            "objectType": "Activity",
+            "id": f"{base}items/{quote(item_id, safe='')}",
+            "definition": definition,
+        },
+        "result": result,
+        "context": context,
+        "timestamp": xapi_timestamp(reviewed_at),
+    }
+
+
+def _language_map(text: dict[str, str]) -> dict[str, str]:
+    # RFC 5646 tags; the bank's "en" is US English.
+    return {("en-US" if key == "en" else key): value for key, value in text.items()}

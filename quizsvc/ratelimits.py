@@ -1,0 +1,141 @@
+"""Rate-limit counters every worker of one machine shares: a small SQLite file.
+
+Flask-Limiter's `memory://` storage is per process, so with four gunicorn
+workers a limit of 10 per minute let 40 through. This `limits` storage keeps
+fixed-window counters in a SQLite file (by default `ratelimits.sqlite3` in the
+instance folder), each increment one `BEGIN IMMEDIATE` transaction, so all
+workers count together. Several machines share counters through Redis instead
+(`QUIZSVC_RATELIMIT_STORAGE_URI=redis://...`).
+
+Importing this module registers the `sqlite` scheme with `limits`:
+`sqlite:////abs/path/ratelimits.sqlite3`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from typing import Any
+from urllib.parse import urlparse
+
+from limits.storage import Storage
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS counters (
+    key TEXT PRIMARY KEY,
+    count INTEGER NOT NULL,
+    expires_at REAL NOT NULL
+)
+"""
+
+
+class SQLiteStorage(Storage):
+    """Fixed-window rate-limit counters in a SQLite file, safe across processes."""
+
+    STORAGE_SCHEME = ["sqlite"]
+
+    def __init__(self, uri: str, wrap_exceptions: bool = False, **options: Any):
+        path = urlparse(uri).path
+        # sqlite:////abs/file has the path "//abs/file"; keep one leading slash.
+        self.path = "/" + path.lstrip("/") if path.startswith("//") else path[1:]
+        self.timeout = float(options.get("timeout", 5))
+        self._local = threading.local()
+        with self._transaction() as connection:
+            connection.execute(_SCHEMA)
+        super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)
+
+    @property
+    def base_exceptions(self) -> type[Exception]:
+        return sqlite3.Error
+
+    def _connection(self) -> sqlite3.Connection:
+        # One connection per thread (gthread workers serve requests in threads)
+        # and per process: a connection must not cross gunicorn's fork.
+        if getattr(self._local, "pid", None) != os.getpid():
+            connection = sqlite3.connect(
+                self.path, timeout=self.timeout, isolation_level=None
+            )
+            connection.execute("PRAGMA journal_mode=WAL")
+            self._local.connection, self._local.pid = connection, os.getpid()
+        return self._local.connection
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._connection())
+
+    def incr(self, key: str, expiry: float, amount: int = 1) -> int:
+        """Add `amount` to the key's counter, starting a new window if it expired."""
+        now = time.time()
+        with self._transaction() as connection:
+            row = connection.execute(
+                "SELECT count, expires_at FROM counters WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None or row[1] <= now:
+                # A new window: also drop every other finished one, so the
+                # file holds only the counters of the last window or so.
+                connection.execute("DELETE FROM counters WHERE expires_at <= ?", (now,))
+                count = amount
+                connection.execute(
+                    "INSERT OR REPLACE INTO counters VALUES (?, ?, ?)",
+                    (key, count, now + expiry),
+                )
+            else:
+                count = row[0] + amount
+                connection.execute(
+                    "UPDATE counters SET count = ? WHERE key = ?", (count, key)
+                )
+        return count
+
+    def get(self, key: str) -> int:
+        """The key's count in its current window (0 when none)."""
+        row = (
+            self._connection()
+            .execute(
+                "SELECT count FROM counters WHERE key = ? AND expires_at > ?",
+                (key, time.time()),
+            )
+            .fetchone()
+        )
+        return row[0] if row else 0
+
+    def get_expiry(self, key: str) -> float:
+        """When the key's window ends (now when it has none)."""
+        row = (
+            self._connection()
+            .execute("SELECT expires_at FROM counters WHERE key = ?", (key,))
+            .fetchone()
+        )
+        return row[0] if row else time.time()
+
+    def check(self) -> bool:
+        """Tell whether the file can be read."""
+        try:
+            self._connection().execute("SELECT 1 FROM counters LIMIT 1")
+        except sqlite3.Error:
+            return False
+        return True
+
+    def reset(self) -> int | None:
+        """Forget every counter; return how many there were."""
+        with self._transaction() as connection:
+            return connection.execute("DELETE FROM counters").rowcount
+
+    def clear(self, key: str) -> None:
+        """Forget one key's counter."""
+        with self._transaction() as connection:
+            connection.execute("DELETE FROM counters WHERE key = ?", (key,))
+
+
+class _Transaction:
+    """`BEGIN IMMEDIATE` … `COMMIT`: the write lock is taken before reading."""
+
+    def __init__(self, connection: sqlite3.Connection):
+        self.connection = connection
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.connection.execute("BEGIN IMMEDIATE")
+        return self.connection
+
+    def __exit__(self, exc_type: Any, *_: Any) -> None:
+        self.connection.execute("ROLLBACK" if exc_type else "COMMIT")

@@ -1,0 +1,104 @@
+"""A learner's classes: join with a code or a link, see what teachers see, leave."""
+
+from __future__ import annotations
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_login import login_required
+
+from quizsvc.auth import current_db_user
+from quizsvc.db import get_session, transaction
+from quizsvc.extensions import limiter
+from quizsvc.i18n import current_language
+from quizsvc.services import NotFound, ServiceError
+from quizsvc.services.classes import (
+    MAX_DISPLAY_NAME,
+    MAX_STUDENT_NUMBER,
+    class_by_code,
+    join_class,
+    leave_class,
+    learner_classes,
+)
+
+bp = Blueprint("classes", __name__)
+
+# Guessing join codes: far fewer tries than the code space could ever give away.
+JOIN_RATE_LIMIT = "30 per minute"
+
+
+def error_text(exc: ServiceError) -> str:
+    """A service error's message in the page's language (when it has both)."""
+    localized_message = getattr(exc, "localized", None)
+    return localized_message(current_language()) if localized_message else str(exc)
+
+
+def _status(exc: ServiceError) -> int:
+    """404 for an unknown code, 409 for a closed class or a second join, else 400."""
+    return {"not_found": 404, "conflict": 409}.get(exc.code, 400)
+
+
+def _page(status: int = 200, *, form: dict | None = None, **extra):
+    return render_template(
+        "classes/index.html",
+        memberships=learner_classes(get_session(), current_db_user()),
+        form=form or {},
+        max_number=MAX_STUDENT_NUMBER,
+        max_name=MAX_DISPLAY_NAME,
+        **extra,
+    ), status
+
+
+@bp.get("/classes")
+@login_required
+def index():
+    """The learner's classes and a form to join one with a code."""
+    return _page()
+
+
+@bp.get("/join/<code>")
+@login_required
+def join_link(code: str):
+    """The join link a teacher shares: the class's name and the join form."""
+    try:
+        classroom = class_by_code(get_session(), code)
+    except ServiceError as exc:
+        return _page(_status(exc), form={"code": code}, error=error_text(exc))
+    return _page(form={"code": classroom.join_code}, joining=classroom)
+
+
+@bp.post("/join")
+@login_required
+@limiter.limit(JOIN_RATE_LIMIT)
+def join():
+    """Join a class as a learner."""
+    form = {
+        name: request.form.get(name, "")
+        for name in ("code", "student_number", "display_name")
+    }
+    try:
+        with transaction() as session:
+            membership = join_class(
+                session,
+                current_db_user(),
+                form["code"],
+                student_number=form["student_number"],
+                display_name=form["display_name"],
+            )
+            name = membership.classroom.name
+    except ServiceError as exc:
+        return _page(_status(exc), form=form, error=error_text(exc))
+    flash(_("You joined %(name)s.", name=name), "success")
+    return redirect(url_for("classes.index"))
+
+
+@bp.post("/classes/<int:class_id>/leave")
+@login_required
+def leave(class_id: int):
+    """Leave a class; its teachers stop seeing your record at once."""
+    try:
+        with transaction() as session:
+            leave_class(session, current_db_user(), class_id)
+    except NotFound:
+        return _page(404, error=_("You are not in that class."))
+    flash(_("You left the class; its teachers no longer see your record."), "success")
+    return redirect(url_for("classes.index"))

@@ -1,0 +1,490 @@
+"""The class dashboard for teachers: /teacher/…
+
+Every class page looks the class up with `class_for_teacher` and answers 404
+when the caller does not teach it (so other classes' ids reveal nothing);
+the class list needs a teacher or admin account (403 for learners). Figures
+come from `quizsvc.services.class_reports`; charts are server-side SVG with
+a table beside each, so the pages need no script. Dates are shown in the
+class's time zone.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import login_required
+
+from quizsvc.auth import current_db_user
+from quizsvc.db import get_session, transaction
+from quizsvc.i18n import current_language, localized
+from quizsvc.models import Classroom, User
+from quizsvc.services import NotFound, ServiceError, class_reports, insights
+from quizsvc.services.classes import (
+    MAX_ROSTER_ROWS,
+    RosterError,
+    add_co_teacher,
+    can_teach,
+    class_for_teacher,
+    class_learners,
+    class_teachers,
+    classes_of,
+    create_class,
+    import_roster,
+    learner_membership,
+    learner_name,
+    remove_learner,
+    remove_teacher,
+    roster_entries,
+    rotate_join_code,
+    set_joining_open,
+)
+from quizsvc.web.charts import recall_grid_svg
+from quizsvc.web.classes import error_text
+from quizsvc.web.progress import calendar_chart
+from quizsvc.web.settings import COMMON_TIMEZONES
+
+bp = Blueprint("teacher", __name__, url_prefix="/teacher")
+
+# The overview's columns: (sort key, heading); the first sort is ascending.
+OVERVIEW_COLUMNS = (
+    ("number", _l("Student number")),
+    ("name", _l("Name")),
+    ("last_active", _l("Last active")),
+    ("streak", _l("Streak")),
+    ("reviews_7d", _l("Answers, 7 days")),
+    ("reviews_30d", _l("Answers, 30 days")),
+    ("overdue", _l("Overdue")),
+    ("accuracy", _l("Accuracy")),
+    ("recall", _l("Recall now")),
+)
+# Export buttons on the overview (the routes live in the API's exports module).
+EXPORTS = (
+    ("reviews", "csv"),
+    ("reviews", "xlsx"),
+    ("summary", "csv"),
+    ("summary", "xlsx"),
+    ("canvas", "csv"),
+    ("xapi", "jsonl"),
+    ("workbook", "xlsx"),
+)
+PROMPT_PREVIEW_CHARS = 90
+# Short names for the grader's misconceptions (its texts explain them at length).
+MISCONCEPTION_LABELS = {
+    "no_scale": _l("Scaling left out"),
+    "scale_by_d": _l("Divided by d, not √d"),
+    "scale_multiplied": _l("Multiplied by √d"),
+    "softmax_over_queries": _l("Softmax down the columns"),
+    "no_softmax": _l("Scores used as weights"),
+    "unnormalized_exp": _l("exp without normalizing"),
+    "mask_ignored": _l("Mask ignored"),
+    "mask_after_softmax": _l("Mask applied after softmax"),
+    "causal_flipped": _l("Causal mask flipped"),
+    "hard_argmax": _l("All weight on the largest score"),
+    "transposed": _l("Result transposed"),
+    "k_not_transposed": _l("K not transposed"),
+}
+ITEM_TYPE_LABELS = {
+    "choice": _l("choice"),
+    "numeric": _l("numeric"),
+    "cloze": _l("fill in"),
+    "recall": _l("recall"),
+    "ordering": _l("ordering"),
+    "generated": _l("generated problem"),
+}
+EXPORT_LABELS = {
+    "reviews": _l("Every answer"),
+    "summary": _l("Class summary"),
+    "canvas": _l("Canvas gradebook"),
+    "xapi": _l("xAPI statements"),
+    "workbook": _l("Class workbook"),
+}
+
+
+@bp.before_request
+@login_required
+def _signed_in() -> None:
+    """Every teacher page needs a signed-in account (else: the login page)."""
+
+
+def _teacher() -> User:
+    user = current_db_user()
+    if not can_teach(user):
+        abort(403)
+    return user
+
+
+def _classroom(class_id: int) -> Classroom:
+    """The class if the caller teaches it (or is an admin); 404 otherwise."""
+    classroom = class_for_teacher(get_session(), current_db_user(), class_id)
+    if classroom is None:
+        abort(404)
+    g.classroom = classroom
+    return classroom
+
+
+def _period(classroom: Classroom) -> class_reports.Period:
+    try:
+        return class_reports.parse_period(
+            request.args.get("from"), request.args.get("to"), classroom.timezone
+        )
+    except ServiceError as exc:
+        abort(400, description=error_text(exc))
+
+
+def class_time(moment: datetime | None, zone: str) -> str:
+    """A UTC time as a date and minute in the class's time zone."""
+    if moment is None:
+        return "—"
+    return moment.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M")
+
+
+def percent(value: float | None) -> str:
+    """A share as a whole percentage, or a dash when there is none."""
+    return "—" if value is None else f"{round(value * 100)}%"
+
+
+def preview(text: dict | str, limit: int = PROMPT_PREVIEW_CHARS) -> str:
+    """A bilingual prompt in the page's language, cut to `limit` characters."""
+    shown = localized(text) if text else ""
+    return shown if len(shown) <= limit else shown[:limit].rstrip() + "…"
+
+
+@bp.app_context_processor
+def _teacher_helpers() -> dict[str, Any]:
+    return {
+        "class_time": class_time,
+        "percent": percent,
+        "preview": preview,
+        "misconception_label": lambda code: str(MISCONCEPTION_LABELS.get(code, code)),
+        "item_type_label": lambda kind: str(ITEM_TYPE_LABELS.get(kind, kind)),
+        "export_label": lambda kind: str(EXPORT_LABELS.get(kind, kind)),
+    }
+
+
+# --- the class list ------------------------------------------------------------
+
+
+@bp.get("/")
+def classes():
+    """List the caller's classes, with a form to create one."""
+    user = _teacher()
+    return render_template(
+        "teacher/classes.html",
+        listings=classes_of(get_session(), user),
+        timezones=COMMON_TIMEZONES,
+        form={},
+    )
+
+
+@bp.post("/")
+def create():
+    """Create a class and open its settings (to share the code)."""
+    user = _teacher()
+    form = {name: request.form.get(name, "") for name in ("name", "term", "timezone")}
+    try:
+        with transaction() as session:
+            classroom = create_class(
+                session,
+                user,
+                form["name"],
+                term=form["term"],
+                timezone=form["timezone"] or None,
+            )
+    except ServiceError as exc:
+        return render_template(
+            "teacher/classes.html",
+            listings=classes_of(get_session(), user),
+            timezones=COMMON_TIMEZONES,
+            form=form,
+            error=error_text(exc),
+        ), 400
+    flash(_("Class created. Share the join code with your learners."), "success")
+    return redirect(url_for("teacher.settings", class_id=classroom.id))
+
+
+# --- overview ------------------------------------------------------------------
+
+
+@bp.get("/classes/<int:class_id>")
+def overview(class_id: int):
+    """One row per learner, sortable; recall per skill as a heatmap and a table."""
+    classroom = _classroom(class_id)
+    period = _period(classroom)
+    report = class_reports.class_overview(get_session(), classroom, period=period)
+    sort = request.args.get("sort", "number")
+    if sort not in class_reports.SORT_KEYS:
+        sort = "number"
+    descending = request.args.get("order") == "desc"
+    rows = class_reports.sort_rows(report.rows, sort, descending)
+    names = {row.user_id: row.name for row in report.rows}
+    heatmap = report.heatmap
+    return render_template(
+        "teacher/overview.html",
+        classroom=classroom,
+        period=period,
+        rows=rows,
+        sort=sort,
+        descending=descending,
+        columns=[(key, str(label)) for key, label in OVERVIEW_COLUMNS],
+        heatmap=heatmap,
+        heatmap_names=[names[user_id] for user_id in heatmap.user_ids],
+        heatmap_cells=[
+            [percent(value) if cards else "—" for value, cards in zip(*row)]
+            for row in zip(
+                heatmap.recall.tolist(), heatmap.cards.tolist(), strict=True
+            )
+        ],
+        heatmap_svg=recall_grid_svg(
+            heatmap.recall,
+            row_labels=[names[user_id] for user_id in heatmap.user_ids],
+            col_labels=[str(j + 1) for j in range(len(heatmap.skills))],
+            col_titles=[localized(skill.title) for skill in heatmap.skills],
+            title=_("Recall now per learner and skill"),
+        )
+        if heatmap.user_ids and heatmap.skills
+        else None,
+        exports=EXPORTS,
+    )
+
+
+# --- misconceptions, items, explanations, calibration --------------------------
+
+
+@bp.get("/classes/<int:class_id>/misconceptions")
+def misconceptions(class_id: int):
+    """The classic mistakes named in this class's answers, per skill and learner."""
+    classroom = _classroom(class_id)
+    period = _period(classroom)
+    session = get_session()
+    reports = class_reports.class_misconceptions(session, classroom, period=period)
+    learners = {m.user_id: learner_name(m) for m in class_learners(session, classroom)}
+    skills = {s.id: s for s in class_reports.skills_in_order(session)}
+    prompts = insights.item_prompts(
+        session, [e.item_id for r in reports for e in r.examples]
+    )
+    return render_template(
+        "teacher/misconceptions.html",
+        classroom=classroom,
+        period=period,
+        reports=reports,
+        learners=learners,
+        skills=skills,
+        prompts=prompts,
+    )
+
+
+@bp.get("/classes/<int:class_id>/items")
+def items(class_id: int):
+    """Each bank item's attempts, first-try accuracy, lapse rate, median time."""
+    classroom = _classroom(class_id)
+    period = _period(classroom)
+    reports = class_reports.class_items(get_session(), classroom, period=period)
+    return render_template(
+        "teacher/items.html", classroom=classroom, period=period, reports=reports
+    )
+
+
+@bp.get("/classes/<int:class_id>/explanations")
+def explanations(class_id: int):
+    """What learners wrote after wrong answers, per item, newest first."""
+    classroom = _classroom(class_id)
+    period = _period(classroom)
+    session = get_session()
+    entries = class_reports.class_explanations(session, classroom, period=period)
+    groups = class_reports.group_by_item(entries)
+    learners = {m.user_id: learner_name(m) for m in class_learners(session, classroom)}
+    return render_template(
+        "teacher/explanations.html",
+        classroom=classroom,
+        period=period,
+        groups=groups,
+        total=len(entries),
+        shown_at_most=class_reports.EXPLANATIONS_SHOWN,
+        learners=learners,
+        prompts=insights.item_prompts(session, [item for item, _e in groups]),
+    )
+
+
+@bp.get("/classes/<int:class_id>/calibration")
+def calibration(class_id: int):
+    """Each learner's self-rating per skill against measured recall and accuracy."""
+    classroom = _classroom(class_id)
+    session = get_session()
+    report = class_reports.class_calibration(session, classroom)
+    learners = {m.user_id: learner_name(m) for m in class_learners(session, classroom)}
+    return render_template(
+        "teacher/calibration.html",
+        classroom=classroom,
+        report=report,
+        learners=learners,
+        counts=report.counts(),
+        scale=_self_assessment_labels(),
+    )
+
+
+def _self_assessment_labels() -> dict[int, str]:
+    from quizsvc.bank import SELF_ASSESSMENT_SCALE
+
+    lang = current_language()
+    return {step["level"]: step[lang] for step in SELF_ASSESSMENT_SCALE}
+
+
+# --- one learner ---------------------------------------------------------------
+
+
+@bp.get("/classes/<int:class_id>/learners/<int:user_id>")
+def learner(class_id: int, user_id: int):
+    """One learner: calendar, skills, recent answers as typed, explanations."""
+    classroom = _classroom(class_id)
+    session = get_session()
+    membership = learner_membership(session, classroom, user_id)
+    if membership is None:
+        abort(404)
+    user = membership.user
+    now = datetime.now(UTC)
+    reviews = class_reports.recent_reviews(session, user.id)
+    explanations = class_reports.class_explanations(
+        session, classroom, user_id=user.id, limit=50
+    )
+    return render_template(
+        "teacher/learner.html",
+        classroom=classroom,
+        membership=membership,
+        name=learner_name(membership),
+        calendar=calendar_chart(insights.review_calendar(session, user, now)),
+        records=insights.skill_records(session, user, now),
+        reviews=reviews,
+        explanations=explanations,
+        prompts=insights.item_prompts(
+            session, [r.item_id for r in reviews] + [e.item_id for e in explanations]
+        ),
+        scale=_self_assessment_labels(),
+    )
+
+
+# --- settings ------------------------------------------------------------------
+
+
+def _settings_page(classroom: Classroom, status: int = 200, **extra: Any):
+    session = get_session()
+    return render_template(
+        "teacher/settings.html",
+        classroom=classroom,
+        join_url=url_for("classes.join_link", code=classroom.join_code, _external=True),
+        teachers=class_teachers(session, classroom),
+        learners=class_learners(session, classroom),
+        roster=roster_entries(session, classroom),
+        max_roster_rows=MAX_ROSTER_ROWS,
+        me=current_db_user().id,
+        **extra,
+    ), status
+
+
+@bp.get("/classes/<int:class_id>/settings")
+def settings(class_id: int):
+    """The join code and link, joining on/off, co-teachers, learners, roster."""
+    return _settings_page(_classroom(class_id))
+
+
+def _settings_action(class_id: int, action, success):
+    """Run a settings change in one transaction; show the page again on failure.
+
+    `success` is the message to flash, or a function of the action's result
+    that returns it.
+    """
+    classroom = _classroom(class_id)
+    try:
+        with transaction() as session:
+            result = action(session, classroom)
+    except RosterError as exc:
+        return _settings_page(
+            classroom, 400, roster_problems=exc.problems[current_language()]
+        )
+    except ServiceError as exc:
+        status = 404 if isinstance(exc, NotFound) else 400
+        return _settings_page(classroom, status, error=error_text(exc))
+    flash(success(result) if callable(success) else success, "success")
+    return redirect(url_for("teacher.settings", class_id=class_id))
+
+
+@bp.post("/classes/<int:class_id>/join-code")
+def rotate_code(class_id: int):
+    """Replace the join code (the old one stops working)."""
+    return _settings_action(
+        class_id,
+        lambda session, classroom: rotate_join_code(session, classroom),
+        _("A new join code is in place; the old one no longer works."),
+    )
+
+
+@bp.post("/classes/<int:class_id>/joining")
+def joining(class_id: int):
+    """Open or close the class to new learners."""
+    is_open = request.form.get("open") == "1"
+    return _settings_action(
+        class_id,
+        lambda session, classroom: set_joining_open(session, classroom, is_open),
+        _("Learners can join again.") if is_open else _("Joining is closed."),
+    )
+
+
+@bp.post("/classes/<int:class_id>/teachers")
+def invite_teacher(class_id: int):
+    """Add a co-teacher by username."""
+    username = request.form.get("username", "")
+    return _settings_action(
+        class_id,
+        lambda session, classroom: add_co_teacher(session, classroom, username),
+        _("%(name)s now teaches this class too.", name=username.strip()),
+    )
+
+
+@bp.post("/classes/<int:class_id>/teachers/<int:user_id>/remove")
+def drop_teacher(class_id: int, user_id: int):
+    """Take a co-teacher off the class."""
+    return _settings_action(
+        class_id,
+        lambda session, classroom: remove_teacher(session, classroom, user_id),
+        _("The teacher was removed from this class."),
+    )
+
+
+@bp.post("/classes/<int:class_id>/learners/<int:user_id>/remove")
+def drop_learner(class_id: int, user_id: int):
+    """Remove a learner; the class's teachers lose access to their record at once."""
+    return _settings_action(
+        class_id,
+        lambda session, classroom: remove_learner(session, classroom, user_id),
+        _("The learner was removed from this class."),
+    )
+
+
+@bp.post("/classes/<int:class_id>/roster")
+def roster(class_id: int):
+    """Replace the roster with an uploaded 学号,姓名 CSV."""
+    upload = request.files.get("roster")
+    data = upload.read() if upload is not None else b""
+    return _settings_action(
+        class_id,
+        lambda session, classroom: import_roster(session, classroom, data),
+        lambda result: _(
+            "Roster imported: %(entries)d names; %(filled)d learners in the class "
+            "got their name from it.",
+            entries=result.entries,
+            filled=result.names_filled,
+        ),
+    )

@@ -1,0 +1,147 @@
+"""`quizsvc export`: files written whole or not at all, exit 2 on bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from contextlib import closing
+
+import openpyxl
+import pytest
+
+from quizsvc.cli import main
+from quizsvc.db import get_session
+from quizsvc.services import exports
+from tests.exportutil import build_class_history, export_bank
+
+
+@pytest.fixture
+def history(db_app, make_bank):
+    with db_app.app_context():
+        return build_class_history(get_session(), export_bank(make_bank))
+
+
+@pytest.fixture
+def run(db_app):
+    runner = db_app.test_cli_runner()
+
+    def invoke(*args):
+        return runner.invoke(main, ["export", *map(str, args)])
+
+    return invoke
+
+
+@pytest.fixture
+def folder(tmp_path):
+    """An empty folder for the files written (the database lives in tmp_path)."""
+    path = tmp_path / "out"
+    path.mkdir()
+    return path
+
+
+def read_csv(path):
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def test_export_writes_a_csv_file(run, history, folder):
+    """Does the command write the class's reviews to the file named?"""
+    target = folder / "reviews.csv"
+    result = run(
+        "reviews", "--class", history.classroom.id, "-o", target, "--lang", "en"
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"wrote {target}"
+    rows = read_csv(target)
+    assert rows[0][0] == "Review id"
+    assert [int(row[0]) for row in rows[1:]] == (
+        history.reviews["ana"] + history.reviews["bo"]
+    )
+    assert list(folder.iterdir()) == [target]
+
+
+def test_export_names_the_file_after_the_class_by_default(
+    run, history, folder, monkeypatch
+):
+    """Without -o, is the file named after the class, kind and dates?"""
+    monkeypatch.chdir(folder)
+    result = run("summary", "--class", history.classroom.id, "--from", "2026-03-01")
+    assert result.exit_code == 0, result.output
+    assert [p.name for p in folder.iterdir()] == ["高二（3）班-summary-2026-03-01_.csv"]
+
+
+def test_export_xlsx_and_jsonl(run, history, folder):
+    """Do the XLSX workbook and the xAPI lines come out readable?"""
+    book = folder / "class.xlsx"
+    assert run("workbook", "--class", history.classroom.id, "-o", book).exit_code == 0
+    assert openpyxl.load_workbook(book).sheetnames == [
+        "答题记录",
+        "班级概况",
+        "Canvas 成绩",
+    ]
+    lines = folder / "xapi.jsonl"
+    result = run(
+        "xapi", "--class", history.classroom.id, "-o", lines,
+        "--base-url", "https://quiz.example",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    statements = [json.loads(line) for line in lines.read_text("utf-8").splitlines()]
+    assert len(statements) == 9
+    assert statements[0]["object"]["id"] == "https://quiz.example/items/q-choice"
+
+
+def test_export_to_standard_output(run, history):
+    """Does `-o -` print the file instead of writing one?"""
+    result = run("canvas", "--class", history.classroom.id, "-o", "-", "--points", 10)
+    assert result.exit_code == 0, result.output
+    rows = list(csv.reader(io.StringIO(result.output.removeprefix("\ufeff"))))
+    assert rows[1] == ["Points Possible", "", "", "", "", "10"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["grades"], "'grades' is not one of"),
+        (["xapi", "--format", "csv"], "xapi exports as jsonl, not 'csv'"),
+        (["reviews", "--format", "pdf"], "'pdf' is not one of"),
+        (["reviews", "--from", "2026-02-30"], "'2026-02-30' is not a date"),
+        (["reviews", "--from", "2026-03-02", "--to", "2026-03-01"], "is after"),
+        (["canvas", "--lesson", "lesson-99"], "unknown lesson 'lesson-99'"),
+        (["canvas", "--points", "0"], "not in the range 0<x<=100000"),
+    ],
+)
+def test_bad_input_exits_2_and_writes_nothing(run, history, folder, args, message):
+    """Is bad input a one-line error, exit code 2, and no file at all?"""
+    target = folder / "out.csv"
+    result = run(*args, "--class", history.classroom.id, "-o", target)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert list(folder.iterdir()) == []
+
+
+def test_unknown_class_exits_2(run, history, folder):
+    """Is a class id that does not exist refused without writing?"""
+    result = run("reviews", "--class", 999, "-o", folder / "out.csv")
+    assert result.exit_code == 2
+    assert "no class 999" in result.output
+    assert list(folder.iterdir()) == []
+
+
+def test_a_failure_midway_leaves_no_partial_file(run, history, folder, monkeypatch):
+    """When the export breaks after some rows, is nothing left behind?"""
+    real_rows = exports._review_rows
+
+    def breaking_rows(*args):
+        rows = real_rows(*args)
+        with closing(rows):
+            yield next(rows)
+            raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(exports, "_review_rows", breaking_rows)
+    target = folder / "out.csv"
+    result = run("reviews", "--class", history.classroom.id, "-o", target)
+    assert result.exit_code == 1
+    assert isinstance(result.exception, RuntimeError)
+    assert list(folder.iterdir()) == []

@@ -1,0 +1,422 @@
+"""Class exports: which rows, which values, which dates, valid xAPI statements."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from datetime import UTC, date, datetime
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from quizsvc.models import Review, User
+from quizsvc.services import InvalidInput
+from quizsvc.services.drill import learning_streak
+from quizsvc.services.exports import (
+    ExportOptions,
+    check_kind,
+    class_export,
+    count_rows,
+    file_stem,
+    own_history,
+    parse_date_range,
+)
+from quizsvc.services.progress import skill_progress
+from tests.exportutil import (
+    CLASS_ZONE,
+    HOSTILE_NAME,
+    NOW,
+    TRICKY_ANSWERS,
+    build_class_history,
+    export_bank,
+)
+
+BASE = "https://quiz.example/"
+
+
+@pytest.fixture
+def history(db_session, make_bank):
+    return build_class_history(db_session, export_bank(make_bank))
+
+
+def export(session, history, kind, **options):
+    options.setdefault("base_url", BASE)
+    options.setdefault("now", NOW)
+    (table,) = class_export(session, history.classroom, kind, ExportOptions(**options))
+    keys = [column.key for column in table.columns]
+    return table, [dict(zip(keys, row, strict=True)) for row in table]
+
+
+# --- reviews -------------------------------------------------------------------------
+
+
+def test_reviews_hold_only_the_class_learners_in_learner_then_time_order(
+    db_session, history
+):
+    """Does the teacher get every review of their learners and nobody else's?"""
+    _table, rows = export(db_session, history, "reviews")
+    assert [row["review_id"] for row in rows] == (
+        history.reviews["ana"] + history.reviews["bo"]
+    )
+    assert {row["username"] for row in rows} == {"ana", "bo"}
+    assert not {row["review_id"] for row in rows} & set(history.outsider_reviews)
+    assert count_rows(db_session, history.classroom, ExportOptions()) == len(rows)
+
+
+def test_review_rows_carry_what_happened(db_session, history):
+    """Are the learner, the item, the times, the answer and the explanation there?"""
+    _table, rows = export(db_session, history, "reviews")
+    first, wrong = rows[0], rows[len(history.reviews["ana"]) - 1]
+    assert first["student_number"] == "2026001"
+    assert first["display_name"] == HOSTILE_NAME
+    assert first["learner_id"] == history.learners["ana"].id
+    assert (first["item_id"], first["item_type"], first["skills"], first["lesson"]) == (
+        "q-choice", "choice", "scores", "lesson-16",
+    )  # fmt: skip
+    assert first["reviewed_at_utc"] == datetime(2026, 2, 18, 15, 0, tzinfo=UTC)
+    local = first["reviewed_at_local"]
+    assert local.utcoffset().total_seconds() == -5 * 3600 and local.hour == 10
+    assert (first["rating"], first["correct"], first["score"]) == (3, True, 1.0)
+    assert first["duration_ms"] == 4200 and first["answer"] == "b"
+    ordering = next(row for row in rows if row["item_type"] == "ordering")
+    assert ordering["skills"] == "weights;scores"
+    assert [row["answer"] for row in rows[1:3]] == [
+        TRICKY_ANSWERS[1],
+        TRICKY_ANSWERS[0],
+    ]
+    assert wrong["correct"] is False and wrong["score"] == 0.0
+    assert wrong["misconception"] == "no_scale"
+    assert (wrong["problem_kind"], wrong["problem_seed"], wrong["problem_level"]) == (
+        "weights", 42, 2,
+    )  # fmt: skip
+    assert wrong["permalink"] == f"{BASE}practice/weights/2/42"
+    assert wrong["explanation"] == "=我忘了除以 √d"
+    recall = next(row for row in rows if row["item_type"] == "recall")
+    assert recall["score"] is None and recall["answer"] is None
+    bo = [row for row in rows if row["username"] == "bo"]
+    # No name given to the class: the account's display name shows.
+    assert bo[0]["display_name"] == "Bo from the profile"
+
+
+@pytest.mark.parametrize(
+    "start, end, expected",
+    [
+        # 03:30 UTC on 1 March is 22:30 on 28 February in New York.
+        ("2026-02-28", "2026-02-28", [0]),
+        ("2026-03-01", "2026-03-01", [1]),
+        ("2026-02-28", "2026-03-01", [0, 1]),
+        ("2026-03-01", None, [1]),
+        (None, "2026-02-28", [0]),
+    ],
+)
+def test_date_range_is_read_in_the_class_time_zone(
+    db_session, history, start, end, expected
+):
+    """Do from/to select whole days of the class's calendar, both ends included?"""
+    dates = parse_date_range(start, end)
+    _table, rows = export(db_session, history, "reviews", dates=dates)
+    bo = [row["review_id"] for row in rows if row["username"] == "bo"]
+    assert bo == [history.reviews["bo"][i] for i in expected]
+    for row in rows:
+        day = row["reviewed_at_utc"].astimezone(ZoneInfo(CLASS_ZONE)).date()
+        assert (dates.start or date.min) <= day <= (dates.end or date.max)
+
+
+@pytest.mark.parametrize(
+    "start, end, message",
+    [
+        ("2026-13-01", None, "start date '2026-13-01' is not a date"),
+        (None, "yesterday", "end date 'yesterday' is not a date"),
+        ("2026-03-02", "2026-03-01", "start date is after the end date"),
+    ],
+)
+def test_bad_date_ranges_are_refused(start, end, message):
+    """Is a malformed or reversed range refused with a message naming it?"""
+    with pytest.raises(InvalidInput, match=message):
+        parse_date_range(start, end)
+
+
+def test_kinds_and_formats_are_checked():
+    """Are unknown kinds and formats a kind cannot take refused by name?"""
+    assert check_kind("reviews", None) == "csv"
+    assert check_kind("xapi", None) == "jsonl"
+    assert check_kind("workbook", None) == "xlsx"
+    with pytest.raises(InvalidInput, match="unknown export 'grades'"):
+        check_kind("grades", None)
+    with pytest.raises(InvalidInput, match="xapi exports as jsonl, not 'csv'"):
+        check_kind("xapi", "csv")
+
+
+def test_file_names_name_the_class_kind_and_dates(history):
+    """Does the download's name say which class, export and days it holds?"""
+    stem = file_stem(history.classroom, "reviews", parse_date_range("2026-03-01", ""))
+    assert stem == "高二（3）班-reviews-2026-03-01_"
+
+
+# --- summary -------------------------------------------------------------------------
+
+
+def test_summary_has_one_row_per_learner_with_their_figures(db_session, history):
+    """Do recall, accuracy, self-ratings and streaks match the learner's own pages?"""
+    table, rows = export(db_session, history, "summary")
+    assert [row["username"] for row in rows] == ["ana", "bo", "cy"]
+    ana, bo, cy = rows
+    assert (ana["reviews"], bo["reviews"], cy["reviews"]) == (7, 2, 0)
+    assert ana["last_active_utc"] == db_session.get(
+        Review, history.reviews["ana"][-1]
+    ).reviewed_at.astimezone(UTC)
+    assert cy["last_active_utc"] is None and cy["recall_scores"] is None
+    for name, row in zip(("ana", "bo", "cy"), rows, strict=True):
+        user = history.learners[name]
+        assert row["streak"] == learning_streak(db_session, user, NOW)
+        for progress in skill_progress(db_session, user, NOW):
+            expected = progress.mean_retrievability
+            got = row[f"recall_{progress.skill_id}"]
+            assert got == (
+                None if expected is None else pytest.approx(expected, abs=1e-4)
+            )
+            assert row[f"self_rating_{progress.skill_id}"] == progress.self_assessment
+    assert ana["self_rating_scores"] == 3
+    # 30 days to now: ana's scores answers (choice, numeric, ordering) all right;
+    # weights: cloze, recall, ordering, generated right, one generated wrong.
+    assert ana["accuracy_30d_scores"] == 1.0
+    assert ana["accuracy_30d_weights"] == 0.8
+    assert bo["accuracy_30d_scores"] == 0.5
+    assert table.columns[8].heading("zh-CN") == "当前记忆：scores(中文)"
+
+
+def test_summary_counts_reviews_in_the_date_range(db_session, history):
+    """Does a date range narrow the review counts to those days?"""
+    _table, rows = export(
+        db_session, history, "summary", dates=parse_date_range("2026-03-01", None)
+    )
+    assert [row["reviews"] for row in rows] == [1, 1, 0]
+
+
+# --- Canvas --------------------------------------------------------------------------
+
+
+def test_canvas_has_its_columns_points_row_and_one_row_per_learner(db_session, history):
+    """Is the file shaped as Canvas's gradebook import expects?"""
+    table, rows = export(db_session, history, "canvas", points=20)
+    headers = [column.heading("en") for column in table.columns]
+    assert headers[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert headers[5] == "quizsvc lesson 16 (mastery)"
+    assert [column.heading("zh-CN") for column in table.columns] == headers
+    points = list(rows[0].values())
+    assert points == ["Points Possible", None, None, None, None, 20]
+    assert [row["sis_user_id"] for row in rows[1:]] == ["2026001", "2026002", "2026003"]
+    assert [row["section"] for row in rows[1:]] == ["高二（3）班"] * 3
+    assert rows[1]["student"] == HOSTILE_NAME
+
+
+def test_canvas_mastery_is_mean_recall_over_the_lesson_skills(db_session, history):
+    """Is the mastery score the mean recall of the lesson's skills times points?"""
+    _table, rows = export(db_session, history, "canvas", points=50)
+    for name, row in zip(("ana", "bo", "cy"), rows[1:], strict=True):
+        recall = [
+            p.mean_retrievability or 0.0
+            for p in skill_progress(db_session, history.learners[name], NOW)
+        ]
+        assert row["score"] == pytest.approx(sum(recall) / len(recall) * 50, abs=0.01)
+    assert rows[3]["score"] == 0
+
+
+def test_canvas_accuracy_counts_right_answers_in_the_range(db_session, history):
+    """Is the accuracy score the share of right answers in the range times points?"""
+    _table, rows = export(
+        db_session, history, "canvas", rule="accuracy", assignment="Quiz 1"
+    )
+    assert rows[0]["score"] == 100
+    assert [row["score"] for row in rows[1:]] == [round(6 / 7 * 100, 2), 50.0, 0.0]
+    table, rows = export(
+        db_session, history, "canvas", rule="accuracy",
+        dates=parse_date_range("2026-03-01", "2026-03-01"),
+    )  # fmt: skip
+    assert [row["score"] for row in rows[1:]] == [0.0, 100.0, 0.0]
+
+
+def test_canvas_options_are_checked(db_session, history):
+    """Are an unknown rule, lesson or a bad number of points refused?"""
+    with pytest.raises(InvalidInput, match="unknown score rule"):
+        ExportOptions(rule="vibes")
+    with pytest.raises(InvalidInput, match="points"):
+        ExportOptions(points=0)
+    with pytest.raises(InvalidInput, match="unknown lesson 'lesson-99'"):
+        export(db_session, history, "canvas", lesson_id="lesson-99")
+
+
+# --- xAPI ----------------------------------------------------------------------------
+
+UUID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\Z"
+)
+TIMESTAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})\Z"
+)
+DURATION = re.compile(
+    r"P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?\Z"
+)
+INTERACTION_TYPES = {
+    "true-false", "choice", "fill-in", "long-fill-in", "matching", "performance",
+    "sequencing", "likert", "numeric", "other",
+}  # fmt: skip
+LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*\Z")
+
+
+def check_iri(value):
+    parts = urlsplit(value)
+    assert parts.scheme and parts.netloc, f"not an absolute IRI: {value!r}"
+    assert not re.search(r"\s", value)
+
+
+def check_language_map(value):
+    assert isinstance(value, dict) and value
+    for tag, text in value.items():
+        assert LANGUAGE_TAG.match(tag), tag
+        assert isinstance(text, str)
+
+
+def check_activity(activity):
+    assert activity.get("objectType", "Activity") == "Activity"
+    check_iri(activity["id"])
+    definition = activity.get("definition", {})
+    if "type" in definition:
+        check_iri(definition["type"])
+    for key in ("name", "description"):
+        if key in definition:
+            check_language_map(definition[key])
+    if "interactionType" in definition:
+        assert definition["interactionType"] in INTERACTION_TYPES
+
+
+def validate_statement(statement):
+    """Check a statement against xAPI 1.0.3's rules for what quizsvc sends."""
+    assert set(statement) <= {
+        "id", "actor", "verb", "object", "result", "context", "timestamp",
+        "stored", "authority", "version", "attachments",
+    }  # fmt: skip
+    assert UUID.match(statement["id"]), statement["id"]
+    actor = statement["actor"]
+    assert actor.get("objectType", "Agent") == "Agent"
+    identifiers = [
+        k for k in ("mbox", "mbox_sha1sum", "openid", "account") if k in actor
+    ]
+    assert identifiers == ["account"]  # exactly one inverse functional identifier
+    check_iri(actor["account"]["homePage"])
+    assert isinstance(actor["account"]["name"], str) and actor["account"]["name"]
+    verb = statement["verb"]
+    check_iri(verb["id"])
+    check_language_map(verb["display"])
+    check_activity(statement["object"])
+    result = statement.get("result", {})
+    assert set(result) <= {"score", "success", "completion", "response", "duration",
+                           "extensions"}  # fmt: skip
+    for flag in ("success", "completion"):
+        if flag in result:
+            assert isinstance(result[flag], bool)
+    if "score" in result:
+        score = result["score"]
+        assert -1 <= score["scaled"] <= 1
+        if "min" in score and "max" in score:
+            assert score["min"] < score["max"]
+            assert score["min"] <= score.get("raw", score["min"]) <= score["max"]
+    if "response" in result:
+        assert isinstance(result["response"], str)
+    if "duration" in result:
+        assert DURATION.match(result["duration"]), result["duration"]
+    context = statement.get("context", {})
+    for kind, activities in context.get("contextActivities", {}).items():
+        assert kind in ("parent", "grouping", "category", "other")
+        assert isinstance(activities, list)
+        for activity in activities:
+            check_activity(activity)
+    for key in context.get("extensions", {}):
+        check_iri(key)
+    assert TIMESTAMP.match(statement["timestamp"]), statement["timestamp"]
+    assert "version" not in statement or statement["version"] == "1.0.0"
+
+
+def xapi_statements(session, history):
+    _table, rows = export(session, history, "xapi")
+    return [row["statement"] for row in rows]
+
+
+def test_every_statement_is_valid_xapi(db_session, history):
+    """Does every review become a statement an LRS accepts?"""
+    statements = xapi_statements(db_session, history)
+    assert len(statements) == len(history.reviews["ana"]) + len(history.reviews["bo"])
+    for statement in statements:
+        validate_statement(statement)
+
+
+def test_statements_map_item_types_to_interaction_types(db_session, history):
+    """Does each of the six item types get its cmi.interaction type?"""
+    by_item = {
+        s["object"]["id"].rsplit("/", 1)[1]: s["object"]["definition"]
+        for s in xapi_statements(db_session, history)
+    }
+    assert {item: d["interactionType"] for item, d in by_item.items()} == {
+        "q-choice": "choice",
+        "q-numeric": "numeric",
+        "q-cloze": "fill-in",
+        "q-recall": "other",
+        "q-ordering": "sequencing",
+        "q-generated": "other",
+    }
+    assert {d["type"] for d in by_item.values()} == {
+        "http://adlnet.gov/expapi/activities/cmi.interaction"
+    }
+
+
+def test_statement_content(db_session, history):
+    """Are the actor, verb, result and context those of the review?"""
+    statements = xapi_statements(db_session, history)
+    first = statements[0]
+    assert first["actor"]["account"] == {
+        "homePage": BASE,
+        "name": str(history.learners["ana"].id),
+    }
+    assert first["verb"]["id"] == "http://adlnet.gov/expapi/verbs/answered"
+    assert first["object"]["id"] == f"{BASE}items/q-choice"
+    assert first["result"] == {
+        "success": True, "completion": True,
+        "score": {"scaled": 1.0, "raw": 1.0, "min": 0.0, "max": 1.0},
+        "response": "b", "duration": "PT4.2S",
+    }  # fmt: skip
+    parent = first["context"]["contextActivities"]["parent"]
+    assert [activity["id"] for activity in parent] == [f"{BASE}lessons/lesson-16"]
+    assert first["timestamp"] == "2026-02-18T15:00:00.000Z"
+    ordering = next(s for s in statements if s["object"]["id"].endswith("q-ordering"))
+    assert ordering["result"]["response"] == "dot[,]scale-mask"
+    wrong = statements[len(history.reviews["ana"]) - 1]
+    assert wrong["result"]["success"] is False
+    assert wrong["result"]["duration"] == "PT1M1.5S"
+    extensions = wrong["context"]["extensions"]
+    assert extensions[f"{BASE}xapi/misconception"] == "no_scale"
+    assert extensions[f"{BASE}xapi/problem"] == f"{BASE}practice/weights/2/42"
+    recall = next(s for s in statements if s["object"]["id"].endswith("q-recall"))
+    assert "score" not in recall["result"]
+
+
+def test_statement_ids_do_not_change_between_exports(db_session, history):
+    """Does exporting twice give the same ids, one per review, as UUID 5?"""
+    first = [s["id"] for s in xapi_statements(db_session, history)]
+    again = [s["id"] for s in xapi_statements(db_session, history)]
+    assert first == again
+    assert len(set(first)) == len(first)
+    assert {uuid.UUID(i).version for i in first} == {5}
+
+
+# --- the learner's own history ---------------------------------------------------
+
+
+def test_own_history_holds_only_the_learner(db_session, history):
+    """Does a learner's export hold exactly their own answers and self-ratings?"""
+    user = db_session.get(User, history.learners["ana"].id)
+    reviews, assessments = own_history(db_session, user, ExportOptions(base_url=BASE))
+    rows = list(reviews)
+    assert [row[0] for row in rows] == history.reviews["ana"]
+    assert {row[4] for row in rows} == {"ana"}
+    assert [(row[0], row[1]) for row in assessments] == [("scores", 1), ("scores", 3)]
