@@ -208,7 +208,12 @@ def serve_floor(workers: int, instance: str) -> None:
 # --- learners ------------------------------------------------------------------------
 
 
-def provision(database_url: str, count: int) -> list[tuple[str, int]]:
+def provision(database_url: str, count: int) -> list[str]:
+    """Create learners with generous daily limits; return their API tokens."""
+    return [token for token, _user_id in provision_learners(database_url, count)]
+
+
+def provision_learners(database_url: str, count: int) -> list[tuple[str, int]]:
     """Create learners with generous daily limits; return (API token, user id)."""
     from sqlalchemy.orm import Session
 
@@ -282,9 +287,9 @@ def answer_for(
         body["answer"] = steps if right else steps[::-1]
     else:
         problem_ref = item["problem"]
-        problem = problems.generate(
-            problem_ref["kind"], seed_of(), problem_ref["level"]
-        )
+        # The API keeps the seed to itself; older servers showed it.
+        seed = problem_ref["seed"] if "seed" in problem_ref else seed_of()
+        problem = problems.generate(problem_ref["kind"], seed, problem_ref["level"])
         answers = {a.name: problem.answer_json(a.name) for a in problem.ask}
         first = problem.ask[0]
         if not right and first.format == "matrix":
@@ -436,7 +441,7 @@ def statements_per_request(database_url: str) -> dict[str, int]:
     from quizsvc.db import get_engine
 
     app = create_app({"SECRET_KEY": "bench", "DATABASE_URL": database_url})
-    token, user_id = provision(database_url, 1)[0]
+    token, user_id = provision_learners(database_url, 1)[0]
     client = app.test_client()
     headers = {"Authorization": f"Bearer {token}"}
     counts: dict[str, int] = {}
@@ -526,7 +531,7 @@ def main() -> None:
             with served(
                 quizsvc_command(args.workers), env, instance / "serve.log"
             ) as base:
-                tokens = provision(url, args.learners * ACCOUNTS_PER_LEARNER)
+                tokens = provision_learners(url, args.learners * ACCOUNTS_PER_LEARNER)
                 _bank()
                 seeds = Seeds(url)
                 drill, drill_time = drive(
