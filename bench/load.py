@@ -209,7 +209,12 @@ def serve_floor(workers: int, instance: str) -> None:
 
 
 def provision(database_url: str, count: int) -> list[str]:
-    """Create learner accounts with generous daily limits; return their API tokens."""
+    """Create learners with generous daily limits; return their API tokens."""
+    return [token for token, _user_id in provision_learners(database_url, count)]
+
+
+def provision_learners(database_url: str, count: int) -> list[tuple[str, int]]:
+    """Create learners with generous daily limits; return (API token, user id)."""
     from sqlalchemy.orm import Session
 
     from quizsvc.auth import issue_token
@@ -225,13 +230,36 @@ def provision(database_url: str, count: int) -> list[str]:
                 session, f"load{number}-{secrets.token_hex(3)}", locale="en"
             )
             update_settings(session, user, new_per_day=1000, reviews_per_day=10000)
-            tokens.append(issue_token(session, user, "load").secret)
+            tokens.append((issue_token(session, user, "load").secret, user.id))
         session.commit()
     engine.dispose()
     return tokens
 
 
-def answer_for(item: dict[str, Any], right: bool) -> dict[str, Any]:
+class Seeds:
+    """The seed of a learner's open generated problem, read from the database.
+
+    The API keeps the seed to itself (it would name the answer), so the bench
+    looks it up, as a learner works the problem out by hand: one primary-key
+    read on its own connection, outside the server's transactions.
+    """
+
+    def __init__(self, database_url: str):
+        from sqlalchemy import create_engine, text
+
+        # A plain engine: quizsvc's would BEGIN IMMEDIATE and take SQLite's
+        # write lock for a read.
+        self.engine = create_engine(database_url)
+        self.query = text("SELECT problem_seed FROM open_items WHERE user_id = :user")
+
+    def __call__(self, user_id: int) -> int:
+        with self.engine.connect() as connection:
+            return int(connection.execute(self.query, {"user": user_id}).scalar_one())
+
+
+def answer_for(
+    item: dict[str, Any], right: bool, seed_of: Any = None
+) -> dict[str, Any]:
     """An answer body to an open item: right (from the bank) or plausibly wrong."""
     from quizsvc import bank, problems
 
@@ -259,9 +287,9 @@ def answer_for(item: dict[str, Any], right: bool) -> dict[str, Any]:
         body["answer"] = steps if right else steps[::-1]
     else:
         problem_ref = item["problem"]
-        problem = problems.generate(
-            problem_ref["kind"], problem_ref["seed"], problem_ref["level"]
-        )
+        # The API keeps the seed to itself; older servers showed it.
+        seed = problem_ref["seed"] if "seed" in problem_ref else seed_of()
+        problem = problems.generate(problem_ref["kind"], seed, problem_ref["level"])
         answers = {a.name: problem.answer_json(a.name) for a in problem.ask}
         first = problem.ask[0]
         if not right and first.format == "matrix":
@@ -300,12 +328,20 @@ class Tally:
             self.errors.append(what)
 
 
-def drill_learner(url: str, tokens: list[str], seed: int, until: float, tally: Tally):
+def drill_learner(
+    url: str,
+    tokens: list[tuple[str, int]],
+    seed: int,
+    seeds: Seeds,
+    until: float,
+    tally: Tally,
+):
     """Run drill cycles until the deadline, moving to a fresh account when done."""
     rng = random.Random(seed)
     accounts = iter(tokens)
     with httpx.Client(base_url=url + "api/v1", timeout=30) as client:
-        client.headers["Authorization"] = f"Bearer {next(accounts)}"
+        token, user_id = next(accounts)
+        client.headers["Authorization"] = f"Bearer {token}"
         while time.monotonic() < until:
             started = time.perf_counter()
             step = client.get("/drill/next")
@@ -320,11 +356,14 @@ def drill_learner(url: str, tokens: list[str], seed: int, until: float, tally: T
             item = step.json()
             if item.get("done"):
                 try:
-                    client.headers["Authorization"] = f"Bearer {next(accounts)}"
+                    token, user_id = next(accounts)
                 except StopIteration:
                     return
+                client.headers["Authorization"] = f"Bearer {token}"
                 continue
-            body = answer_for(item, right=rng.random() < RIGHT_SHARE)
+            body = answer_for(
+                item, rng.random() < RIGHT_SHARE, lambda user=user_id: seeds(user)
+            )
             body.update(
                 duration_ms=rng.randint(3000, 30000),
                 idempotency_key=secrets.token_hex(8),
@@ -402,7 +441,7 @@ def statements_per_request(database_url: str) -> dict[str, int]:
     from quizsvc.db import get_engine
 
     app = create_app({"SECRET_KEY": "bench", "DATABASE_URL": database_url})
-    token = provision(database_url, 1)[0]
+    token, user_id = provision_learners(database_url, 1)[0]
     client = app.test_client()
     headers = {"Authorization": f"Bearer {token}"}
     counts: dict[str, int] = {}
@@ -414,13 +453,18 @@ def statements_per_request(database_url: str) -> dict[str, int]:
     client.get("/api/v1/drill/next", headers=headers)
     counts["drill/next (item open)"] = len(statements)
     statements.clear()
-    body = {**answer_for(item, right=True), "idempotency_key": "one"}
+    seeds = Seeds(database_url)
+    body = {
+        **answer_for(item, True, lambda: seeds(user_id)),
+        "idempotency_key": "one",
+    }
     client.post("/api/v1/drill/answer", json=body, headers=headers)
     counts["drill/answer"] = len(statements)
     statements.clear()
     client.get("/api/v1/drill/next", headers=headers)
     counts["drill/next (opening)"] = len(statements)
     engine.dispose()
+    seeds.engine.dispose()
     return counts
 
 
@@ -487,14 +531,16 @@ def main() -> None:
             with served(
                 quizsvc_command(args.workers), env, instance / "serve.log"
             ) as base:
-                tokens = provision(url, args.learners * ACCOUNTS_PER_LEARNER)
+                tokens = provision_learners(url, args.learners * ACCOUNTS_PER_LEARNER)
                 _bank()
+                seeds = Seeds(url)
                 drill, drill_time = drive(
                     drill_learner,
-                    lambda n: (base, tokens[n :: args.learners], n),
+                    lambda n: (base, tokens[n :: args.learners], n, seeds),
                     args.learners,
                     args.seconds,
                 )
+                seeds.engine.dispose()
             counts = statements_per_request(url)
         with database(args.backend, folder, "floor", args.postgres_url) as url:
             instance = folder / "floor"

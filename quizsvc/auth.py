@@ -23,6 +23,7 @@ from flask import Flask, g, request
 from flask_login import UserMixin, login_user
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql import bindparam
 from werkzeug.security import check_password_hash, generate_password_hash
 from zxcvbn import zxcvbn
 
@@ -254,14 +255,19 @@ def revoke_token(
     return token
 
 
+# One query, built once: this runs before every API request.
+_TOKEN_OWNER = (
+    select(User)
+    .join(ApiToken, ApiToken.user_id == User.id)
+    .where(
+        ApiToken.token_hash == bindparam("token_hash"), ApiToken.revoked_at.is_(None)
+    )
+)
+
+
 def user_for_token(session: Session, secret: str) -> User | None:
     """Return the owner of a live token, or None."""
-    token = session.scalar(
-        select(ApiToken).where(
-            ApiToken.token_hash == _token_digest(secret), ApiToken.revoked_at.is_(None)
-        )
-    )
-    return token.user if token is not None else None
+    return session.scalar(_TOKEN_OWNER, {"token_hash": _token_digest(secret)})
 
 
 def _load_user(session_secret: str) -> LoginUser | None:

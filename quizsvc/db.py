@@ -44,7 +44,7 @@ from functools import wraps
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from flask import Flask, current_app, g
+from flask import Flask, current_app, g, has_request_context, request
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -53,6 +53,10 @@ EXTENSION_KEY = "quizsvc.db"
 READ_ONLY_OPTION = "quizsvc_read_only"
 BUSY_TIMEOUT_SECONDS = 15
 SQLITE_SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
+# The execution option (set on a session by `get_session` for views marked
+# `commits_without_flush`) under which a transaction may commit without
+# waiting for the disk.
+NO_FLUSH_OPTION = "quizsvc_commit_without_flush"
 # Any constant works: it only has to be the same for every quizsvc process
 # migrating the same PostgreSQL database.
 _MIGRATION_LOCK_ID = 0x71756973
@@ -76,14 +80,20 @@ def make_engine(
         event.listen(
             engine,
             "connect",
-            lambda dbapi_connection, _record: _sqlite_on_connect(
-                dbapi_connection, synchronous
+            lambda dbapi_connection, record: _sqlite_on_connect(
+                dbapi_connection, record, synchronous
             ),
         )
-        event.listen(engine, "begin", _sqlite_begin)
+        event.listen(
+            engine,
+            "begin",
+            lambda connection: _sqlite_begin(connection, synchronous),
+        )
         return engine
     options.setdefault("pool_pre_ping", True)
-    return create_engine(url, **options)
+    engine = create_engine(url, **options)
+    event.listen(engine, "begin", _postgresql_begin)
+    return engine
 
 
 def check_sqlite_synchronous(value: str) -> str:
@@ -97,7 +107,7 @@ def check_sqlite_synchronous(value: str) -> str:
     return level
 
 
-def _sqlite_on_connect(dbapi_connection: Any, synchronous: str) -> None:
+def _sqlite_on_connect(dbapi_connection: Any, record: Any, synchronous: str) -> None:
     # Hand transaction control to SQLAlchemy (see _sqlite_begin): the driver's
     # own implicit BEGIN comes too late and breaks SAVEPOINT.
     dbapi_connection.isolation_level = None
@@ -111,15 +121,32 @@ def _sqlite_on_connect(dbapi_connection: Any, synchronous: str) -> None:
     # so a power cut cannot take it back; NORMAL may lose the last commits.
     cursor.execute(f"PRAGMA synchronous={synchronous}")
     cursor.close()
+    record.info["synchronous"] = synchronous
 
 
-def _sqlite_begin(connection: Connection) -> None:
-    if connection.get_execution_options().get(READ_ONLY_OPTION):
+def _sqlite_begin(connection: Connection, synchronous: str) -> None:
+    options = connection.get_execution_options()
+    wanted = synchronous
+    if options.get(NO_FLUSH_OPTION):
+        wanted = min(synchronous, "NORMAL", key=SQLITE_SYNCHRONOUS_LEVELS.index)
+    # SQLite refuses to change the level inside a transaction, so it is set
+    # here, just before BEGIN, and only when this transaction needs another
+    # level than the connection's last one.
+    if connection.info.get("synchronous") != wanted:
+        connection.exec_driver_sql(f"PRAGMA synchronous={wanted}")
+        connection.info["synchronous"] = wanted
+    if options.get(READ_ONLY_OPTION):
         # A long read (an export) takes no write lock: in WAL mode it reads a
         # snapshot while learners keep answering.
         connection.exec_driver_sql("BEGIN DEFERRED")
         return
     connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _postgresql_begin(connection: Connection) -> None:
+    if connection.get_execution_options().get(NO_FLUSH_OPTION):
+        # This transaction only: its commit returns before the WAL is flushed.
+        connection.exec_driver_sql("SET LOCAL synchronous_commit TO off")
 
 
 def is_sqlite(engine_or_connection: Engine | Connection) -> bool:
@@ -146,8 +173,27 @@ def get_engine(app: Flask | None = None) -> Engine:
 def get_session() -> Session:
     """Return this request's (or command's) session, opening it on first use."""
     if "db_session" not in g:
-        g.db_session = current_app.extensions[EXTENSION_KEY]()
+        options = {NO_FLUSH_OPTION: True} if _view_commits_without_flush() else {}
+        g.db_session = current_app.extensions[EXTENSION_KEY](execution_options=options)
     return g.db_session
+
+
+def commits_without_flush(view: Callable[P, R]) -> Callable[P, R]:
+    """Mark a view whose commit stores nothing a learner would miss after a crash.
+
+    Its transaction commits without waiting for the disk (SQLite
+    `synchronous=NORMAL`, PostgreSQL `synchronous_commit=off`); a later
+    durable commit makes it durable too. See the README's Database section.
+    """
+    view.commits_without_flush = True  # type: ignore[attr-defined]
+    return view
+
+
+def _view_commits_without_flush() -> bool:
+    if not has_request_context() or request.endpoint is None:
+        return False
+    view = current_app.view_functions.get(request.endpoint)
+    return bool(getattr(view, "commits_without_flush", False))
 
 
 def _close_session(exc: BaseException | None) -> None:

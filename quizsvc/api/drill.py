@@ -9,7 +9,7 @@ from flask_babel import gettext as _
 from quizsvc.api import bp, error, id_field, json_body, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
-from quizsvc.db import get_session, transaction
+from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.grading import MISCONCEPTIONS
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
@@ -34,6 +34,7 @@ def _duration(body: dict[str, Any]) -> int | None:
 
 
 @bp.get("/drill/next")
+@commits_without_flush
 @login_required
 def api_drill_next():
     """The open item (opening the next one when none is open), or done."""

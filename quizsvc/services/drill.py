@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.orm import Session, joinedload
 
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems, scheduling
@@ -204,14 +204,20 @@ def opened_at(session: Session, user: User) -> datetime | None:
     return opened.opened_at if opened is not None else None
 
 
+# Built once (every drill step asks); the explanation is read with the review,
+# not by a second query.
+_LATEST_REVIEW = (
+    select(Review)
+    .options(joinedload(Review.explanation))
+    .where(Review.user_id == bindparam("user_id"))
+    .order_by(Review.reviewed_at.desc(), Review.id.desc())
+    .limit(1)
+)
+
+
 def pending_explanation(session: Session, user: User) -> Review | None:
     """The learner's latest wrong answer, if it still lacks an explanation."""
-    latest = session.scalar(
-        select(Review)
-        .where(Review.user_id == user.id)
-        .order_by(Review.reviewed_at.desc(), Review.id.desc())
-        .limit(1)
-    )
+    latest = session.scalar(_LATEST_REVIEW, {"user_id": user.id})
     if latest is None or latest.correct or latest.explanation is not None:
         return None
     return latest
@@ -242,13 +248,14 @@ def _describe(session: Session, opened: OpenItem) -> OpenDrillItem:
     )
 
 
-def _place_in_day(opened: OpenItem, plan) -> None:
-    """Store where the open item stands in the day, so showing it reads no queue."""
-    opened.day_total = plan.total
-    if plan.is_repeat(opened.item_id):
-        opened.day_position = None
-    else:
-        opened.day_position = len(plan.answered_items) + 1
+def _place_in_day(item_id: str, plan) -> dict[str, int | None]:
+    """Where an item stands in the day, stored with it so showing it reads no queue."""
+    return {
+        "day_total": plan.total,
+        "day_position": None
+        if plan.is_repeat(item_id)
+        else len(plan.answered_items) + 1,
+    }
 
 
 def open_step(
@@ -259,7 +266,9 @@ def open_step(
     if opened is None:
         return None
     if opened.day_total is None:  # opened before the day's place was stored
-        _place_in_day(opened, daily_plan(session, user, now))
+        place = _place_in_day(opened.item_id, daily_plan(session, user, now))
+        opened.day_total = place["day_total"]
+        opened.day_position = place["day_position"]
     return _describe(session, opened)
 
 
@@ -290,9 +299,14 @@ def current_step(
             "problem_seed": secrets.randbelow(SEED_LIMIT),
             "problem_level": int(question.data["level"]),
         }
-    opened = open_item(session, user, entry.item_id, now=now, **problem_ref)
-    _place_in_day(opened, plan)
-    session.flush()
+    opened = open_item(
+        session,
+        user,
+        entry.item_id,
+        now=now,
+        **problem_ref,
+        **_place_in_day(entry.item_id, plan),
+    )
     return _describe(session, opened)
 
 
@@ -619,7 +633,7 @@ def regraded_verdict(
 
 def review_of(session: Session, user: User, review_id: int) -> Review:
     """The learner's own review (someone else's is NotFound)."""
-    review = session.get(Review, review_id)
+    review = session.get(Review, review_id, options=[joinedload(Review.explanation)])
     if review is None or review.user_id != user.id:
         raise NotFound(f"no review {review_id}")
     return review

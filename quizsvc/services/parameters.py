@@ -15,7 +15,7 @@ from datetime import datetime
 from itertools import groupby
 from typing import Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
@@ -27,14 +27,22 @@ from quizsvc.services.settings import load_settings
 TEST_FRACTION = 0.2
 
 
+# Built once: every drill step runs it, and building a statement (and its
+# cache key) costs several times what SQLite takes to run it.
+_ADOPTED_PARAMETERS = (
+    select(FsrsParameters.parameters)
+    .where(
+        FsrsParameters.user_id == bindparam("user_id"),
+        FsrsParameters.adopted.is_(True),
+    )
+    .order_by(FsrsParameters.fitted_at.desc(), FsrsParameters.id.desc())
+    .limit(1)
+)
+
+
 def current_parameters(session: Session, user: User) -> tuple[float, ...]:
     """Return the learner's adopted FSRS parameters, or the FSRS-6 defaults."""
-    stored = session.scalar(
-        select(FsrsParameters.parameters)
-        .where(FsrsParameters.user_id == user.id, FsrsParameters.adopted.is_(True))
-        .order_by(FsrsParameters.fitted_at.desc(), FsrsParameters.id.desc())
-        .limit(1)
-    )
+    stored = session.scalar(_ADOPTED_PARAMETERS, {"user_id": user.id})
     return tuple(stored) if stored else scheduling.DEFAULT_PARAMETERS
 
 

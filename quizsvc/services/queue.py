@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import and_, select
+from sqlalchemy import and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
@@ -66,17 +66,8 @@ def daily_plan(session: Session, user: User, now: datetime | None = None) -> Dai
         now, settings.timezone, settings.rollover_hour
     )
     today = session.execute(
-        select(Review.item_id, Review.state_before, ItemSkill.skill_id)
-        .outerjoin(
-            ItemSkill,
-            and_(ItemSkill.item_id == Review.item_id, ItemSkill.position == 0),
-        )
-        .where(
-            Review.user_id == user.id,
-            Review.reviewed_at >= day_start,
-            Review.reviewed_at < day_end,
-        )
-        .order_by(Review.reviewed_at, Review.id)
+        _ANSWERED_TODAY,
+        {"user_id": user.id, "day_start": day_start, "day_end": day_end},
     ).all()
     introduced = sum(row.state_before == STATE_NEW for row in today)
     latest = today[-1] if today else None
@@ -104,27 +95,65 @@ def _primary_skill():
     return and_(ItemSkill.item_id == Item.id, ItemSkill.position == 0)
 
 
+# The queue's statements are built once, with bound parameters: every drill
+# step runs them, and building a statement (and its cache key) each time costs
+# several times what the database takes to answer it.
+_ANSWERED_TODAY = (
+    select(Review.item_id, Review.state_before, ItemSkill.skill_id)
+    .outerjoin(
+        ItemSkill,
+        and_(ItemSkill.item_id == Review.item_id, ItemSkill.position == 0),
+    )
+    .where(
+        Review.user_id == bindparam("user_id"),
+        Review.reviewed_at >= bindparam("day_start"),
+        Review.reviewed_at < bindparam("day_end"),
+    )
+    .order_by(Review.reviewed_at, Review.id)
+)
+_DUE_CARDS = (
+    select(
+        Card.item_id,
+        ItemSkill.skill_id,
+        Card.state,
+        Card.due,
+        Card.stability,
+        Card.last_review,
+    )
+    .join(Item, Item.id == Card.item_id)
+    .outerjoin(ItemSkill, _primary_skill())
+    .where(
+        Card.user_id == bindparam("user_id"),
+        Card.due < bindparam("day_end"),
+        Card.state != STATE_NEW,
+        Item.retired_at.is_(None),
+    )
+)
+_LESSONS = select(Lesson.id, Lesson.position, Lesson.prerequisites).where(
+    Lesson.retired_at.is_(None)
+)
+_ITEMS_WITH_CARDS = (
+    select(
+        Item.id,
+        Item.lesson_id,
+        Item.position,
+        ItemSkill.skill_id,
+        Skill.position.label("skill_position"),
+        Card.state,
+    )
+    .outerjoin(ItemSkill, _primary_skill())
+    .outerjoin(Skill, Skill.id == ItemSkill.skill_id)
+    .outerjoin(
+        Card, and_(Card.item_id == Item.id, Card.user_id == bindparam("user_id"))
+    )
+    .where(Item.retired_at.is_(None))
+)
+
+
 def _due_cards(
     session: Session, user: User, now: datetime, day_end: datetime, decay: float
 ) -> list[scheduling.DueCard]:
-    rows = session.execute(
-        select(
-            Card.item_id,
-            ItemSkill.skill_id,
-            Card.state,
-            Card.due,
-            Card.stability,
-            Card.last_review,
-        )
-        .join(Item, Item.id == Card.item_id)
-        .outerjoin(ItemSkill, _primary_skill())
-        .where(
-            Card.user_id == user.id,
-            Card.due < day_end,
-            Card.state != STATE_NEW,
-            Item.retired_at.is_(None),
-        )
-    ).all()
+    rows = session.execute(_DUE_CARDS, {"user_id": user.id, "day_end": day_end}).all()
     if not rows:
         return []
     stability = np.array(
@@ -141,26 +170,9 @@ def _due_cards(
 def _unstarted_items(
     session: Session, user: User
 ) -> tuple[list[scheduling.NewItem], dict[str, scheduling.LessonProgress]]:
-    lesson_rows = session.execute(
-        select(Lesson.id, Lesson.position, Lesson.prerequisites).where(
-            Lesson.retired_at.is_(None)
-        )
-    ).all()
+    lesson_rows = session.execute(_LESSONS).all()
     lesson_position = {row.id: row.position for row in lesson_rows}
-    rows = session.execute(
-        select(
-            Item.id,
-            Item.lesson_id,
-            Item.position,
-            ItemSkill.skill_id,
-            Skill.position.label("skill_position"),
-            Card.state,
-        )
-        .outerjoin(ItemSkill, _primary_skill())
-        .outerjoin(Skill, Skill.id == ItemSkill.skill_id)
-        .outerjoin(Card, and_(Card.item_id == Item.id, Card.user_id == user.id))
-        .where(Item.retired_at.is_(None))
-    ).all()
+    rows = session.execute(_ITEMS_WITH_CARDS, {"user_id": user.id}).all()
     totals = dict.fromkeys(lesson_position, 0)
     started = dict.fromkeys(lesson_position, 0)
     new_items = []

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -187,11 +187,15 @@ def lock_learner(session: Session, user: User) -> None:
     session.info["learner_lock"] = (transaction, user.id)
 
 
+# Built once: every answer looks its key up.
+_ANSWER_UNDER_KEY = select(Review).where(
+    Review.user_id == bindparam("user_id"), Review.idempotency_key == bindparam("key")
+)
+
+
 def find_answer(session: Session, user: User, key: str) -> Review | None:
     """The learner's review stored under an idempotency key (hold their lock)."""
-    return session.scalar(
-        select(Review).where(Review.user_id == user.id, Review.idempotency_key == key)
-    )
+    return session.scalar(_ANSWER_UNDER_KEY, {"user_id": user.id, "key": key})
 
 
 def store_answer(
@@ -523,6 +527,8 @@ def open_item(
     problem_kind: str | None = None,
     problem_seed: int | None = None,
     problem_level: int | None = None,
+    day_position: int | None = None,
+    day_total: int | None = None,
     now: datetime | None = None,
 ) -> OpenItem:
     """Mark an item as open in the learner's drill (replacing any open one)."""
@@ -540,6 +546,7 @@ def open_item(
     opened.problem_kind = problem_kind
     opened.problem_seed = problem_seed
     opened.problem_level = problem_level
+    opened.day_position, opened.day_total = day_position, day_total
     session.flush()
     return opened
 

@@ -14,7 +14,7 @@ from quizsvc import bank as bank_module
 from quizsvc import grading, problems
 from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
-from quizsvc.db import get_session, transaction
+from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
 from quizsvc.services import NotFound, ServiceError, drill
@@ -100,6 +100,7 @@ def _render_item(
 
 
 @bp.get("/drill")
+@commits_without_flush
 @login_required
 def drill_page():
     """Show the open item (opening the next one), a pending explanation, or done."""
