@@ -50,8 +50,9 @@ def neutralize(text: str) -> str:
 def csv_field(value: Any) -> str:
     """One value as the CSV writer writes it in a record of several fields."""
     buffer = io.StringIO()
-    csv.writer(buffer, dialect="excel", lineterminator="").writerow((value, None))
-    return buffer.getvalue()[:-1]
+    # The line end matters: the writer quotes fields holding its characters.
+    csv.writer(buffer, dialect="excel", lineterminator="\r\n").writerow((value, None))
+    return buffer.getvalue().removesuffix(",\r\n")
 
 
 def _row_converter(table: Table, *, neutralized: bool) -> Callable[[tuple], list]:
