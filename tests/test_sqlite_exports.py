@@ -90,7 +90,7 @@ def test_offsets_change_where_the_zone_says(zone, start, days):
     last = first + timedelta(days=days)
     periods = sqlite_exports.utc_offsets(first, last, zone_info)
     assert periods[0][0] == first
-    for (begins, offset), following in zip(periods, periods[1:] + [None]):
+    for (begins, offset), following in zip(periods, [*periods[1:], None], strict=True):
         assert begins.astimezone(zone_info).utcoffset() == offset
         if following is not None:
             just_before = following[0] - timedelta(seconds=1)
