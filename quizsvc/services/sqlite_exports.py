@@ -1,23 +1,26 @@
-"""The reviews export's CSV cells computed by SQLite itself: the fast path.
+"""The reviews export's CSV records written by SQLite itself: the fast path.
 
 A class can hold a million reviews. Turning each value into CSV text in Python
 (timestamps parsed, shifted to the class's zone and formatted again; booleans
-spelled out; every user-typed text checked) costs far more than reading it.
-Here SQLite does that work in the SELECT, so the rows its cursor returns are
-already the CSV cells and go straight to `csv.writer.writerows`:
+spelled out; every user-typed text checked; the csv module's quoting) costs
+far more than reading it. Here the SELECT does that work and returns each
+review as one finished CSV record, which Python only joins with line ends:
 
 - the UTC time is cut from the stored text ("2026-03-01 15:04:05.250000" ->
   "2026-03-01T15:04:05.250+00:00");
 - the class's local time shifts the same text by the zone's UTC offset, chosen
   by a CASE over the zone's offset changes (daylight saving) within the span
   of the stored reviews;
-- user-typed text is neutralized by a Python function that SQLite calls only
-  for the rare value whose first character could start a formula;
-- each item's skills come from a small Python function over a dict.
+- floats are SQLite's text where that reads back as the same number (then it
+  is Python's repr too), else Python's repr;
+- text is copied as it is unless it may start a formula (user-typed columns)
+  or needs quotes: only those rare values go to a Python function that
+  neutralizes and quotes them as the csv module does;
+- each item's skills, a finished field, come from a Python dict.
 
-Values stored in a form the cuts do not expect go through the same Python
-conversion as the generic path, so the output is byte for byte the writer's.
-PostgreSQL keeps the generic path (`quizsvc.exports.writers.iter_csv`).
+Values stored in a form the cuts do not expect go through the generic path's
+own conversion, so the output is byte for byte `iter_csv`'s over the typed
+rows (tests/test_sqlite_exports.py). PostgreSQL keeps the generic path.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ def review_cells_query(
     base: str,
     skills: dict[str, str],
 ) -> Select:
-    """The reviews export's SELECT whose rows are its CSV cells, generic order.
+    """The reviews export's SELECT of one CSV record per row, in the generic order.
 
     Registers the Python functions it calls on the session's connection.
     """
