@@ -128,10 +128,11 @@ def _show_progress(tables, count_reviews) -> None:
         total = table.count
         if total is None:
             total = count_reviews()
-        table.rows = tqdm(
-            table.rows, total=total, desc=table.name, unit=" rows", file=sys.stderr,
-            leave=False,
-        )  # fmt: skip
+        bar = {"total": total, "desc": table.name, "unit": " rows", "file": sys.stderr,
+               "leave": False}  # fmt: skip
+        table.rows = tqdm(table.rows, **bar)
+        if table.csv_lines is not None:  # the fast path writes these instead
+            table.csv_lines = tqdm(table.csv_lines, **bar)
 
 
 def _write_atomically(path: Path, write) -> None:

@@ -45,6 +45,10 @@ class Table:
     # Rows shown before the data that are not records (Canvas's "Points
     # Possible" row); writers put them right under the header.
     preamble: tuple[tuple[Any, ...], ...] = field(default=())
+    # The same rows already as CSV records (one string each, without the line
+    # end, exactly as the CSV writer would write `rows`), when the source makes
+    # them much faster than the writer's per-value work (SQLite, in SQL).
+    csv_lines: Iterable[str] | None = None
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         yield from self.preamble

@@ -47,6 +47,14 @@ def neutralize(text: str) -> str:
     return text
 
 
+def csv_field(value: Any) -> str:
+    """One value as the CSV writer writes it in a record of several fields."""
+    buffer = io.StringIO()
+    # The line end matters: the writer quotes fields holding its characters.
+    csv.writer(buffer, dialect="excel", lineterminator="\r\n").writerow((value, None))
+    return buffer.getvalue().removesuffix(",\r\n")
+
+
 def _row_converter(table: Table, *, neutralized: bool) -> Callable[[tuple], list]:
     """Build a function that turns a row's values into what CSV or JSON writes.
 
@@ -84,6 +92,18 @@ def iter_csv(table: Table, language: str = "zh-CN") -> Iterator[str]:
     buffer.write(BOM)
     writer.writerow([neutralize(col.heading(language)) for col in table.columns])
     convert = _row_converter(table, neutralized=True)
+    if table.csv_lines is not None:
+        writer.writerows(map(convert, table.preamble))
+        lines = iter(table.csv_lines)
+        while chunk := list(islice(lines, CHUNK_ROWS)):
+            buffer.write("\r\n".join(chunk))
+            buffer.write("\r\n")
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+        if buffer.tell():
+            yield buffer.getvalue()
+        return
     rows = iter(table)
     while True:
         chunk = list(islice(rows, CHUNK_ROWS))

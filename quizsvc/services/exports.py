@@ -345,8 +345,15 @@ def _streamed(session: Session, query: Select) -> Iterator[tuple]:
 
 
 def _review_rows(
-    session: Session, query: Select, zone: ZoneInfo, base: str
+    session: Session, query: Select, zone: ZoneInfo, base: str, cells: bool = False
 ) -> Iterator[tuple]:
+    """Yield the reviews export's rows: typed values, or (`cells`) the CSV
+    records of a `sqlite_exports.review_cells_query`."""
+    if cells:
+        from quizsvc.services import sqlite_exports
+
+        yield from sqlite_exports.cursor_lines(session, query)
+        return
     items = {
         item_id: (info.type, info.skills, info.lesson_id)
         for item_id, info in _items(session).items()
@@ -376,13 +383,28 @@ def reviews_table(
     session: Session, classroom: Classroom, options: ExportOptions
 ) -> Table:
     """One row per review of the class's learners in the date range."""
+    from quizsvc.services import sqlite_exports
+
     zone = ZoneInfo(classroom.timezone)
     query = _class_reviews(classroom, options)
+    csv_lines = None
+    if sqlite_exports.supported(session):
+        skills = {item_id: info.skills for item_id, info in _items(session).items()}
+        cells_query = sqlite_exports.review_cells_query(
+            session,
+            _class_learners(classroom),
+            options.dates.period(classroom.timezone).bounds(),
+            zone,
+            options.base,
+            skills,
+        )
+        csv_lines = _review_rows(session, cells_query, zone, options.base, True)
     return Table(
         "reviews",
         {"en": "Reviews", "zh-CN": "答题记录"},
         REVIEW_COLUMNS,
         _review_rows(session, query, zone, options.base),
+        csv_lines=csv_lines,
     )
 
 

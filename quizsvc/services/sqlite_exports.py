@@ -1,0 +1,298 @@
+"""The reviews export's CSV records written by SQLite itself: the fast path.
+
+A class can hold a million reviews. Turning each value into CSV text in Python
+(timestamps parsed, shifted to the class's zone and formatted again; booleans
+spelled out; every user-typed text checked; the csv module's quoting) costs
+far more than reading it. Here the SELECT does that work and returns each
+review as one finished CSV record, which Python only joins with line ends:
+
+- the UTC time is cut from the stored text ("2026-03-01 15:04:05.250000" ->
+  "2026-03-01T15:04:05.250+00:00");
+- the class's local time shifts the same text by the zone's UTC offset, chosen
+  by a CASE over the zone's offset changes (daylight saving) within the span
+  of the stored reviews;
+- floats are SQLite's text where that reads back as the same number (then it
+  is Python's repr too), else Python's repr;
+- text is copied as it is unless it may start a formula (user-typed columns)
+  or needs quotes: only those rare values go to a Python function that
+  neutralizes and quotes them as the csv module does;
+- each item's skills, a finished field, come from a Python dict.
+
+Values stored in a form the cuts do not expect go through the generic path's
+own conversion, so the output is byte for byte `iter_csv`'s over the typed
+rows (tests/test_sqlite_exports.py). PostgreSQL keeps the generic path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import (
+    ColumnElement,
+    Float,
+    Select,
+    String,
+    case,
+    cast,
+    func,
+    literal,
+    select,
+)
+from sqlalchemy import type_coerce as as_type
+from sqlalchemy.orm import Session
+
+from quizsvc.exports.writers import FORMULA_TRIGGERS, csv_field, neutralize
+from quizsvc.models import Explanation, Item, Review, User
+
+BATCH_ROWS = 5000
+# SQLAlchemy's SQLite text form of a datetime: "YYYY-MM-DD HH:MM:SS.ffffff".
+STORED_LENGTH = 26
+DAY = 86_400
+
+
+def supported(session: Session) -> bool:
+    """Whether the session's database is SQLite through Python's sqlite3 module."""
+    dialect = session.get_bind().dialect
+    return dialect.name == "sqlite" and dialect.driver == "pysqlite"
+
+
+def review_cells_query(
+    session: Session,
+    learners: Any,
+    bounds: tuple[datetime | None, datetime | None],
+    zone: ZoneInfo,
+    base: str,
+    skills: dict[str, str],
+) -> Select:
+    """The reviews export's SELECT of one CSV record per row, in the generic order.
+
+    Registers the Python functions it calls on the session's connection.
+    """
+    from quizsvc.services.exports import _in_range
+
+    connection = session.connection()
+    _register_functions(connection.connection.driver_connection, zone, skills)
+    stored = _stored(Review.reviewed_at)
+    span = connection.execute(select(func.min(stored), func.max(stored))).one()
+    return _in_range(_select(learners, zone, span, base), bounds)
+
+
+def cursor_lines(session: Session, query: Select) -> Iterator[str]:
+    """Run a one-column query; yield its values, a batch fetched at a time."""
+    result = session.connection().execute(query)
+    try:
+        # The rows are final: SQLAlchemy's per-row handling would be pure cost.
+        cursor = result.cursor
+        while batch := cursor.fetchmany(BATCH_ROWS):
+            for (line,) in batch:
+                yield line
+    finally:
+        result.close()
+
+
+def _stored(value: Any) -> ColumnElement[str]:
+    return as_type(value, String)
+
+
+def _select(learners: Any, zone: ZoneInfo, span: tuple, base: str) -> Select:
+    moment = _stored(Review.reviewed_at)
+    kind = Review.problem_kind
+    # The generic path formats these with an f-string: None would read "None".
+    permalink = literal(f"{base}practice/") + kind + "/" + _text_or_none(
+        Review.problem_level
+    ) + "/" + _text_or_none(Review.problem_seed)  # fmt: skip
+    fields = [
+        _number(Review.id),
+        _number(Review.user_id),
+        _typed_text(learners.c.student_number),
+        _typed_text(learners.c.display_name),
+        _typed_text(User.username),
+        _key(Review.item_id),
+        _key(Item.type),
+        func.ifnull(func.qz_skills(Review.item_id, type_=String), ""),
+        _key(Item.lesson_id),
+        _utc_text(moment),
+        _local_text(moment, zone, span),
+        _number(Review.rating),
+        case((Review.correct, "true"), else_="false"),
+        _real(Review.score),
+        _number(Review.duration_ms),
+        _typed_text(Review.answer_text),
+        _key(Review.misconception),
+        _key(kind),
+        _number(Review.problem_seed),
+        _number(Review.problem_level),
+        _key(case((func.coalesce(kind, "") != "", permalink))),
+        _typed_text(Explanation.body),
+    ]
+    record = fields[0]
+    for field in fields[1:]:
+        record = record + "," + field
+    return (
+        select(record)
+        .join(learners, learners.c.user_id == Review.user_id)
+        .join(User, User.id == Review.user_id)
+        .join(Item, Item.id == Review.item_id)
+        .outerjoin(Explanation, Explanation.review_id == Review.id)
+        .order_by(learners.c.user_id, Review.reviewed_at, Review.id)
+    )
+
+
+def _text_or_none(value: Any) -> ColumnElement[str]:
+    return func.coalesce(as_type(value, String), "None")
+
+
+def _number(value: Any) -> ColumnElement[str]:
+    # SQLite writes integers as Python does.
+    return func.ifnull(as_type(value, String), "")
+
+
+def _real(value: Any) -> ColumnElement[str]:
+    """A float as Python's repr: SQLite's text where it is the same number."""
+    sqlite_text = cast(value, String)
+    return case(
+        (value.is_(None), ""),
+        (
+            (func.abs(value) >= 1e-4)
+            & (func.abs(value) < 1e15)
+            & (cast(sqlite_text, Float) == value),
+            sqlite_text,
+        ),
+        else_=func.qz_real(value, type_=String),
+    )
+
+
+# A field the CSV writer quotes holds a comma, a quote or a line break.
+_NEEDS_QUOTES = '*[,"\r\n]*'
+
+
+def _key(text: Any) -> ColumnElement[str]:
+    """Text quizsvc made: quoted by Python in the rare case it needs quotes."""
+    return case(
+        (text.op("GLOB")(_NEEDS_QUOTES), func.qz_field(text, type_=String)),
+        else_=func.ifnull(text, ""),
+    )
+
+
+def _typed_text(text: Any) -> ColumnElement[str]:
+    """Text users typed: also neutralized, by Python, when it may be a formula."""
+    first = func.substr(text, 1, 1)
+    return case(
+        (
+            first.in_(sorted(FORMULA_TRIGGERS)) | text.op("GLOB")(_NEEDS_QUOTES),
+            func.qz_typed(text, type_=String),
+        ),
+        else_=func.ifnull(text, ""),
+    )
+
+
+def _utc_text(moment: ColumnElement[str]) -> ColumnElement[str]:
+    cut = (
+        func.substr(moment, 1, 10, type_=String)
+        + "T"
+        + func.substr(moment, 12, 12, type_=String)
+        + "+00:00"
+    )
+    return case(
+        (func.length(moment) == STORED_LENGTH, cut),
+        else_=func.qz_utc(moment, type_=String),
+    )
+
+
+def _local_text(
+    moment: ColumnElement[str], zone: ZoneInfo, span: tuple
+) -> ColumnElement[str]:
+    """The stored UTC text as the zone's local ISO 8601 time, in SQL."""
+    first, last = span
+    if first is None or len(first) != STORED_LENGTH or len(last) != STORED_LENGTH:
+        return func.qz_local(moment, type_=String)
+    periods = utc_offsets(
+        datetime.fromisoformat(first).replace(tzinfo=UTC),
+        datetime.fromisoformat(last).replace(tzinfo=UTC),
+        zone,
+    )
+    branches = [
+        (func.length(moment) != STORED_LENGTH, func.qz_local(moment, type_=String))
+    ]
+    for (_start, offset), (following, _next) in zip(periods, periods[1:], strict=False):
+        boundary = following.strftime("%Y-%m-%d %H:%M:%S.%f")
+        branches.append((moment < boundary, _shifted(moment, offset)))
+    return case(*branches, else_=_shifted(moment, periods[-1][1]))
+
+
+def _shifted(moment: ColumnElement[str], offset: timedelta) -> ColumnElement[str]:
+    seconds = int(offset.total_seconds())
+    if seconds != offset.total_seconds():  # sub-second offsets: only in history
+        return func.qz_local(moment, type_=String)
+    suffix = datetime(2000, 1, 1, tzinfo=timezone(offset)).isoformat(
+        timespec="milliseconds"
+    )[23:]
+    # Whole seconds are shifted, the fraction is copied: SQLite's own
+    # fraction would round where Python truncates to milliseconds.
+    whole = func.strftime(
+        "%Y-%m-%dT%H:%M:%S", func.substr(moment, 1, 19), f"{seconds:+d} seconds",
+        type_=String,
+    )  # fmt: skip
+    return whole + func.substr(moment, 20, 4, type_=String) + suffix
+
+
+def utc_offsets(
+    first: datetime, last: datetime, zone: ZoneInfo
+) -> list[tuple[datetime, timedelta]]:
+    """The zone's UTC offset from `first` to `last`: (UTC instant it starts, offset).
+
+    Found by stepping a day at a time and bisecting each change to the second;
+    no zone changes its offset twice in one day.
+    """
+
+    def offset(at: int) -> timedelta:
+        return datetime.fromtimestamp(at, zone).utcoffset()
+
+    start, end = int(first.timestamp()), int(last.timestamp()) + 1
+    periods = [(first, offset(start))]
+    at = start
+    while at < end:
+        step = min(DAY, end - at)
+        if offset(at + step) != periods[-1][1]:
+            low, high = at, at + step  # offset(low) is the old, offset(high) the new
+            while high - low > 1:
+                middle = (low + high) // 2
+                if offset(middle) == periods[-1][1]:
+                    low = middle
+                else:
+                    high = middle
+            periods.append((datetime.fromtimestamp(high, UTC), offset(high)))
+        at += step
+    return periods
+
+
+def _register_functions(driver: Any, zone: ZoneInfo, skills: dict[str, str]) -> None:
+    def as_utc(text: str | None) -> datetime | None:
+        if text is None:
+            return None
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+    def utc_text(text: str | None) -> str | None:
+        moment = as_utc(text)
+        return None if moment is None else moment.isoformat(timespec="milliseconds")
+
+    def local_text(text: str | None) -> str | None:
+        moment = as_utc(text)
+        if moment is None:
+            return None
+        return moment.astimezone(zone).isoformat(timespec="milliseconds")
+
+    def typed_field(text: Any) -> str:
+        return csv_field(neutralize(text) if isinstance(text, str) else text)
+
+    driver.create_function("qz_typed", 1, typed_field, deterministic=True)
+    driver.create_function("qz_field", 1, csv_field, deterministic=True)
+    driver.create_function("qz_real", 1, lambda value: repr(float(value)))
+    driver.create_function("qz_utc", 1, utc_text, deterministic=True)
+    driver.create_function("qz_local", 1, local_text)
+    # Each item's skills as a finished CSV field.
+    fields = {item_id: csv_field(names) for item_id, names in skills.items()}
+    driver.create_function("qz_skills", 1, fields.get, deterministic=True)
