@@ -117,6 +117,7 @@ class Mutant:
     after: str
     equivalent: str | None = None  # why no test can tell it apart
     needs_postgres: bool = False  # only concurrent row locks can show it
+    retired: str | None = None  # why the behaviour it mutated no longer exists
 
     @property
     def module(self) -> str:
@@ -127,8 +128,8 @@ class Mutant:
         return f"quizsvc/{self.path}"
 
 
-def M(id, path, before, after, *, equivalent=None, needs_postgres=False) -> Mutant:
-    return Mutant(id, path, before, after, equivalent, needs_postgres)
+def M(id, path, before, after, *, equivalent=None, needs_postgres=False, retired=None) -> Mutant:
+    return Mutant(id, path, before, after, equivalent, needs_postgres, retired)
 
 
 # fmt: off
@@ -153,7 +154,7 @@ MUTANTS = [
       equivalent="dead branch: every causal problem carries mask_ignored, so the fallback never runs"),
     M("G6", "grading.py", "best = max(candidates, key=lambda i: (counts[i], -RANK[names[i]]))", "best = max(candidates, key=lambda i: (counts[i], RANK[names[i]]))"),
     M("G7", "grading.py", "for s in later\n        if s.result.answered", "for s in later\n        if False"),
-    M("G8", "grading.py", "elif array.shape == expected[::-1]:", "elif False:"),
+    M("G8", "grading.py", "if expected and array.shape == expected[::-1]:", "if False:"),
     M("G9", "grading.py", "or text in _AXIS_ALIASES.get(choice.value, ())", "or False"),
     M("G10", "grading.py", "score = 1.0 if consistent else 0.0", "score = 0.0"),
     M("G11", "grading.py", "near |= np.isnan(a) & np.isnan(b)  # NaN on both sides (a row with no weights)", "near = near  # NaN on both sides (a row with no weights)"),
@@ -196,31 +197,31 @@ MUTANTS = [
     M("PR11", "problems/pipelines.py", "flipped = base & lower.T if causal else None", "flipped = base & ~lower if causal else None"),
     M("PR12", "problems/model.py", "self.answer[a.name].T if a.transposable else self.answer[a.name]", "self.answer[a.name]"),
     M("PR13", "problems/__init__.py", "checked = (*names, *virtual) if not layout.never else names", "checked = names"),
-    M("D1", "services/drill.py", "if idempotency_key is not None:", "if False:"),
+    M("D1", "services/drill.py", "lock_learner(session, user)\n    if key is not None and (first := find_answer(session, user, key)) is not None:\n        if first.item_id", "lock_learner(session, user)\n    if False:\n        if first.item_id"),
     M("D2", "services/drill.py", "streak = 1 if -1 in days else 0", "streak = 0"),
     M("D3", "services/drill.py", "if latest is None or latest.correct or latest.explanation is not None:", "if latest is None or latest.correct:"),
-    M("D4", "services/drill.py", 'if isinstance(verdict.get("detail"), dict):', "if False:"),
-    M("D5", "services/drill.py", "total=done_today + max(remaining, 1),", "total=done_today + remaining,"),
+    M("D4", "services/drill.py", "if isinstance(detail, dict):", "if False:"),
+    M("D5", "services/drill.py", "opened.day_total = plan.total", "opened.day_total = plan.total - 1"),  # the open item counts itself
     M("D6", "services/drill.py", "if review.correct:", "if False:"),
     M("D7", "services/drill.py", "pending = pending_explanation(session, user)\n    if pending is not None:\n        locked", "pending = pending_explanation(session, user)\n    if False:\n        locked"),
     M("D8", "services/drill.py", "if first.item_id != item_id:", "if False:"),
-    M("R1", "services/reviews.py", "    # Waiting for the card's lock may have let a racing retry commit first.\n    if key is not None and (first := _find_by_key(session, user, key)) is not None:\n        return _replay(first, item_id)\n", "",
+    # The card lock and the lookup after it became the learner lock (lock_learner).
+    M("R1", "services/reviews.py", "session.execute(select(func.pg_advisory_xact_lock(LEARNER_LOCK_SPACE, user.id)))", "pass",
       needs_postgres=True),
     M("R2", "services/reviews.py", 'return rating, "learner", rating > scheduling.Rating.AGAIN, None, False', 'return rating, "learner", rating > scheduling.Rating.HARD, None, False'),
     M("R3", "services/reviews.py", "Review.correct.is_(True),", ""),
     M("R4", "services/reviews.py", "seed=scheduling.fuzz_seed(card.id, card.reps),", "seed=scheduling.fuzz_seed(card.id, card.reps + 1),"),
     M("R5", "services/reviews.py", "not _is_int(problem_seed) or not 0 <= problem_seed < 2**63", "not _is_int(problem_seed) or not 0 < problem_seed < 2**63"),
     M("R6", "services/reviews.py", "explanation.body, explanation.updated_at = body, now", "explanation.updated_at = now"),
-    M("R7", "services/reviews.py", "    if key is not None and (first := _find_by_key(session, user, key)) is not None:\n        return _replay(first, item_id)\n    item = session.get(Item, item_id)", "    item = session.get(Item, item_id)",
-      equivalent="the lookup after the card lock (and the unique key) give the same replay"),
+    M("R7", "services/reviews.py", "    if key is not None and (first := find_answer(session, user, key)) is not None:\n        return _replay(first, item_id)\n    item = session.get(Item, item_id)", "    item = session.get(Item, item_id)"),
     M("R8", "services/reviews.py", "if not key or len(key) > MAX_KEY_CHARS or not key.isprintable():", "if not key or len(key) > MAX_KEY_CHARS:"),
-    M("R9", "services/reviews.py", "    _close_if_open(session, user, item_id)\n", ""),
+    M("R9", "services/reviews.py", "    _close_if_open(session, user, item.id)\n", ""),
     M("R10", "services/reviews.py", ".execution_options(populate_existing=True)", "",
       needs_postgres=True),
-    M("Q1", "services/queue.py", "func.sum(case((Review.state_before == STATE_NEW, 1), else_=0)), 0", "func.sum(case((Review.state_before != STATE_NEW, 1), else_=0)), 0"),
+    M("Q1", "services/queue.py", "introduced = sum(row.state_before == STATE_NEW for row in today)", "introduced = sum(row.state_before != STATE_NEW for row in today)"),
     M("Q2", "services/queue.py", "Item.retired_at.is_(None),", ""),
     M("Q3", "services/queue.py", "started[row.lesson_id] += 1", "pass"),
-    M("Q4", "services/queue.py", "reviews_remaining=settings.reviews_per_day - answered,", "reviews_remaining=settings.reviews_per_day,"),
+    M("Q4", "services/queue.py", "reviews_remaining=settings.reviews_per_day - len(today),", "reviews_remaining=settings.reviews_per_day,"),
     M("Q5", "services/queue.py", "Card.due < day_end,", "Card.due < now,"),
     M("Q6", "services/queue.py", "decay = scheduling.decay_of(current_parameters(session, user))", "decay = scheduling.DEFAULT_PARAMETERS[20]",
       equivalent="one decay per learner: the retrievability order is fixed by elapsed/stability alone"),
@@ -234,7 +235,8 @@ MUTANTS = [
     M("E14", "engine.py", "hidden = np.where(causal_mask(tq, tk), 0.0, -np.inf)", "hidden = np.where(causal_mask(tq, tk), -np.inf, 0.0)"),
     M("E15", "engine.py", "additive = hidden if additive is None else additive + hidden", "additive = hidden"),
     M("E16", "engine.py", "if strict and steps.undefined_rows.any():", "if False:"),
-    M("E17", "engine.py", "if additive.ndim < 2:", "if False:"),
+    M("E17", "engine.py", "if additive.ndim < 2:", "if False:",
+      retired="a key mask (Tk,) now broadcasts like any other mask (9fbf13b): no special case left"),
     M("E18", "engine.py", "if math.isfinite(total):", "if True:"),
     M("E20", "engine.py", "if total == -math.inf:", "if False:",
       equivalent="the general path below gives the same numbers; it only costs more"),
@@ -255,13 +257,13 @@ MUTANTS = [
     M("S15", "scheduling.py", "lowest = max(2, round(interval_days - delta))", "lowest = max(1, round(interval_days - delta))"),
     M("S16", "scheduling.py", "return min(round(uniform * (highest - lowest + 1) + lowest), maximum_interval)", "return min(round(uniform * (highest - lowest) + lowest), maximum_interval)"),
     M("S17", "scheduling.py", "return replace(card, ease=card.ease + 0.15, interval=easy)", "return replace(card, ease=card.ease + 0.1, interval=easy)"),
-    M("D9", "services/drill.py", "position=done_today + 1,", "position=done_today,"),
+    M("D9", "services/drill.py", "opened.day_position = len(plan.answered_items) + 1", "opened.day_position = len(plan.answered_items)"),
     M("D10", "services/drill.py", '    if opened is None or opened.item_id != item_id:\n        raise LocalizedConflict(\n            f"题目 {item_id} 不在你的复习中作答;', '    if opened is None:\n        raise LocalizedConflict(\n            f"题目 {item_id} 不在你的复习中作答;'),
     M("D11", "services/drill.py", 'if question.type != "recall":', "if False:"),
     M("D12", "services/drill.py", "if not self.requires_explanation:\n            data.update(reveal(self.question, lang))", "if True:\n            data.update(reveal(self.question, lang))"),
     M("D13", "services/drill.py", "return not self.review.correct and self.review.explanation is None", "return not self.review.correct"),
     M("D14", "services/drill.py", "if len(text) < MIN_EXPLANATION_CHARS:", "if False:"),
-    M("D15", "services/drill.py", "if verdict.format_errors:\n            raise AnswerFormatError", "if False:\n            raise AnswerFormatError"),
+    M("D15", "services/drill.py", "if verdict.format_errors:\n            labels =", "if False:\n            labels ="),
     M("D16", "services/drill.py", 'if check.detail.get("invalid"):', "if False:"),
     M("D17", "services/drill.py", 'return graded, None, verdict, {"misconception": named[0]}', 'return graded, None, verdict, {"misconception": None}'),
     M("D18", "services/drill.py", "        locked.add(question_of(session.get(Item, opened.item_id)).lesson_note)", "        pass"),
@@ -550,7 +552,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def select(args: argparse.Namespace) -> list[Mutant]:
     """The mutants the options ask for, in list order."""
-    chosen = MUTANTS
+    # --list shows the retired ones (with why); a run skips them.
+    chosen = MUTANTS if args.list else [m for m in MUTANTS if not m.retired]
     if args.module:
         chosen = [m for m in chosen if m.module in args.module]
     if args.ids:
@@ -572,13 +575,15 @@ def main(argv: list[str] | None = None) -> int:
         for m in chosen:
             source = (ROOT / m.file).read_text(encoding="utf-8")
             state = (
-                "equivalent"
-                if m.equivalent
+                "retired"
+                if m.retired
                 else "stale"
                 if apply(source, m) is None
+                else "equivalent"
+                if m.equivalent
                 else ""
             )
-            snippet = m.before.strip().splitlines()[0]
+            snippet = m.retired or m.before.strip().splitlines()[0]
             print(f"{m.id:<6} {m.file:<30} {state:<10} {snippet}")
         return 0
 
