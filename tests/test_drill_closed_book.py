@@ -177,6 +177,14 @@ def test_a_wrong_answer_says_nothing_of_the_right_one_until_explained(
         assert after["verdict"]["misconception"] == "no_scale"
     elif kind != "recall":
         assert "detail" in after["verdict"]
+        # Before the explanation the learner still sees what they gave.
+        own = {
+            key: value
+            for key, value in after["verdict"]["detail"].items()
+            if key in ("chosen", "order", "value", "normalized")
+        }
+        assert own, after["verdict"]["detail"]
+        assert {key: body["verdict"].get(key) for key in own} == own
 
 
 @pytest.mark.parametrize(
