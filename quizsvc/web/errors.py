@@ -6,6 +6,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, jsonify, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
+from flask_limiter import RateLimitExceeded
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from quizsvc.web.requestlog import request_id, route_of_request
@@ -37,10 +38,6 @@ _PAGE_TEXT = {
     404: (_l("Not found"), _l("There is nothing at this address.")),
     405: (_l("Method not allowed"), _l("This page cannot be used that way.")),
     413: (_l("Too large"), _l("What you sent is too large.")),
-    429: (
-        _l("Too many attempts"),
-        _l("Too many attempts; wait a minute and try again."),
-    ),
     500: (
         _l("Server error"),
         _l("Something went wrong on our side; please try again."),
@@ -54,27 +51,40 @@ def handle_http_error(exc: HTTPException):
     message = exc.description or exc.name
     # A server error names its request, so a report can be matched to the log.
     reference = request_id() if status >= 500 else None
-    if status == 429:
-        # Flask-Limiter's description is the limit in English ("10 per 1
-        # minute"); the learner reads what to do, in their language.
-        message = str(_PAGE_TEXT[429][1])
     if wants_json():
-        extra = {"request_id": reference} if reference else {}
-        response = jsonify(error=error_code(exc), message=message, **extra)
-        response.status_code = status
-        if exc.response is not None:
-            response.headers.extend(
-                (k, v)
-                for k, v in exc.response.headers.items()
-                if k.lower() in {"retry-after", "www-authenticate"}
-            )
-        return response
+        return _json_answer(exc, status, message, reference)
     title, generic = _PAGE_TEXT.get(status, (exc.name, None))
-    # The rate limiter describes its limit in English ("10 per 1 minute").
-    if generic is not None and (
-        exc.description == type(exc).description or status == 429
-    ):
+    if generic is not None and exc.description == type(exc).description:
         message = generic
+    return _page_answer(status, title, message, reference)
+
+
+def handle_rate_limited(exc: RateLimitExceeded):
+    """Answer a request over one of Flask-Limiter's limits, page or JSON.
+
+    The limiter's own description is the limit in English ("10 per 1 minute");
+    the learner reads what to do, in their language.
+    """
+    message = str(_l("Too many attempts; wait a minute and try again."))
+    if wants_json():
+        return _json_answer(exc, 429, message)
+    return _page_answer(429, _l("Too many attempts"), message)
+
+
+def _json_answer(exc: HTTPException, status: int, message, reference=None):
+    extra = {"request_id": reference} if reference else {}
+    response = jsonify(error=error_code(exc), message=message, **extra)
+    response.status_code = status
+    if exc.response is not None:
+        response.headers.extend(
+            (k, v)
+            for k, v in exc.response.headers.items()
+            if k.lower() in {"retry-after", "www-authenticate"}
+        )
+    return response
+
+
+def _page_answer(status: int, title, message, reference=None):
     return render_template(
         "error.html",
         status=status,
@@ -110,4 +120,5 @@ def handle_unexpected(exc: Exception):
 def init_app(app: Flask) -> None:
     """Register the handlers."""
     app.register_error_handler(HTTPException, handle_http_error)
+    app.register_error_handler(RateLimitExceeded, handle_rate_limited)
     app.register_error_handler(Exception, handle_unexpected)
