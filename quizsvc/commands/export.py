@@ -11,6 +11,7 @@ import click
 from flask import current_app
 from flask.cli import with_appcontext
 
+from quizsvc.commands.options import lang_option
 from quizsvc.services.exports import CANVAS_RULES, KINDS
 
 ALL_FORMATS = ("csv", "xlsx", "jsonl")
@@ -33,13 +34,7 @@ ALL_FORMATS = ("csv", "xlsx", "jsonl")
     type=click.Path(dir_okay=False, allow_dash=True),
     help="File to write ('-' = standard output; default: a name in this folder).",
 )
-@click.option(
-    "--lang",
-    type=click.Choice(("zh-CN", "en")),
-    default="zh-CN",
-    show_default=True,
-    help="Language of the column headers.",
-)
+@lang_option("Language of the column headers.")
 @click.option(
     "--rule",
     type=click.Choice(CANVAS_RULES),

@@ -12,11 +12,10 @@ from typing import Any
 import click
 import numpy as np
 
+from quizsvc.commands.options import lang_option
 from quizsvc.formatting import format_matrix, format_number
 from quizsvc.grading import grade
 from quizsvc.problems import KINDS, LEVELS, Problem, ProblemError, generate
-
-LANGUAGES = ("zh-CN", "en")
 
 _HEADINGS = {
     "zh-CN": {
@@ -151,13 +150,7 @@ def _kind_list() -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--with-answer", is_flag=True, help="Include the exact answers.")
-@click.option(
-    "--lang",
-    type=click.Choice(LANGUAGES),
-    default="zh-CN",
-    show_default=True,
-    help="Language of the text output.",
-)
+@lang_option("Language of the text output.")
 @click.option(
     "--list",
     "list_kinds",
@@ -257,13 +250,7 @@ def render_verdict(verdict, lang: str) -> str:
     "source", type=click.File("r", encoding="utf-8"), default="-", metavar="[FILE|-]"
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
-@click.option(
-    "--lang",
-    type=click.Choice(LANGUAGES),
-    default="zh-CN",
-    show_default=True,
-    help="Language of the text output.",
-)
+@lang_option("Language of the text output.")
 def check_command(source, as_json, lang) -> None:
     """Grade answers to a generated problem, read as JSON from FILE or stdin.
 

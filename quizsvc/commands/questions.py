@@ -10,8 +10,7 @@ import click
 
 from quizsvc import bank as question_bank
 from quizsvc.bank import Bank, BankError, Question, presented_steps
-
-LANGUAGE_CHOICE = click.Choice(list(question_bank.LANGUAGES))
+from quizsvc.commands.options import lang_option
 
 # Headings of `questions show`, in the learner's language.
 LABELS = {
@@ -129,13 +128,7 @@ def _plural(count: int, noun: str) -> str:
 
 @questions.command("show")
 @click.argument("question_id", metavar="ID")
-@click.option(
-    "--lang",
-    type=LANGUAGE_CHOICE,
-    default="zh-CN",
-    show_default=True,
-    help="Language to show the question in.",
-)
+@lang_option("Language to show the question in.")
 @click.option(
     "--bank",
     "bank_path",
