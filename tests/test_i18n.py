@@ -5,29 +5,43 @@ from __future__ import annotations
 import gettext
 from pathlib import Path
 
-from babel.messages.extract import extract_from_dir
+from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 ROOT = Path(__file__).resolve().parents[1]
-CATALOG = ROOT / "quizsvc" / "translations" / "zh_Hans_CN" / "LC_MESSAGES"
-KEYWORDS = {
-    "_": None,
-    "gettext": None,
-    "ngettext": (1, 2),
-    "_l": None,
-    "lazy_gettext": None,
-}
+TRANSLATIONS = ROOT / "quizsvc" / "translations"
+CATALOG = TRANSLATIONS / "zh_Hans_CN" / "LC_MESSAGES"
+# The README's `pybabel extract -F babel.cfg -k _l -k lazy_gettext`.
+KEYWORDS = {**DEFAULT_KEYWORDS, "_l": None, "lazy_gettext": None}
+
+
+def _key(message):
+    return message if isinstance(message, str) else tuple(message)
 
 
 def _source_messages() -> set:
-    found = set()
-    for _file, _line, message, _comments, _context in extract_from_dir(
-        str(ROOT / "quizsvc"),
-        method_map=[("**.py", "python"), ("templates/**.html", "jinja2")],
-        keywords={**KEYWORDS, "ngettext": (1, 2)},
-    ):
-        found.add(message if isinstance(message, str) else tuple(message))
-    return found
+    """The message ids `pybabel extract` finds in the code and templates."""
+    with open(ROOT / "babel.cfg") as handle:
+        method_map, options_map = parse_mapping_cfg(handle)
+    return {
+        _key(message)
+        for _file, _line, message, _comments, _context in extract_from_dir(
+            str(ROOT), method_map, options_map, keywords=KEYWORDS
+        )
+    }
+
+
+def test_the_template_lists_exactly_the_strings_in_the_code():
+    """Is messages.pot what `pybabel extract` makes of today's code?"""
+    with open(TRANSLATIONS / "messages.pot", "rb") as handle:
+        template = {_key(m.id) for m in read_po(handle) if m.id}
+    source = _source_messages()
+    assert template == source, (
+        "messages.pot is stale (run the catalog update in README): "
+        f"missing {sorted(map(str, source - template))}, "
+        f"no longer used {sorted(map(str, template - source))}"
+    )
 
 
 def test_every_interface_string_has_a_chinese_translation():
@@ -36,7 +50,7 @@ def test_every_interface_string_has_a_chinese_translation():
     translated = {}
     for message in catalog:
         if message.id:
-            key = message.id if isinstance(message.id, str) else tuple(message.id)
+            key = _key(message.id)
             strings = (
                 message.string
                 if isinstance(message.string, tuple)
