@@ -58,6 +58,7 @@ import os  # noqa: E402
 import secrets  # noqa: E402
 import shutil  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 from sqlalchemy import text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
@@ -474,3 +475,66 @@ def learner_client(app, learner):
     client = app.test_client()
     sign_in(client, "ana")
     return client
+
+
+# --- a real browser against `quizsvc serve` (tests/test_browser*.py) -----------
+# One server and one Chromium per module. A module may set BROWSER_ARGS (more
+# Chromium flags) and SCREENSHOT_FOLDER (a sub-folder of QUIZSVC_SCREENSHOT_DIR).
+
+
+@pytest.fixture(scope="module")
+def server_instance(tmp_path_factory):
+    """The instance folder of the module's server (its SQLite database is there)."""
+    return tmp_path_factory.mktemp("browser-instance")
+
+
+@pytest.fixture(scope="module")
+def server(server_instance):
+    """The base URL of `quizsvc serve` running on `server_instance`."""
+    from tests.test_serve import start_server, stop_server
+
+    process, url = start_server(server_instance)
+    yield url
+    stop_server(process)
+
+
+@pytest.fixture(scope="module")
+def browser(request):
+    """Debian's Chromium, driven by Playwright."""
+    from tests.browserutil import CHROMIUM, CHROMIUM_ARGS
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    extra = getattr(request.module, "BROWSER_ARGS", [])
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra]
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def shots(request, tmp_path_factory):
+    """The folder the module's screenshots go to."""
+    base = os.environ.get("QUIZSVC_SCREENSHOT_DIR")
+    sub = getattr(request.module, "SCREENSHOT_FOLDER", "")
+    folder = Path(base) / sub if base else tmp_path_factory.mktemp(sub or "shots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+# --- the pages with the real question bank -------------------------------------
+
+
+@pytest.fixture
+def page_app(db_app):
+    """An app on each backend holding the real bank, with form CSRF checks off.
+
+    A module of page tests names it as its `app`, which `learner` and
+    `learner_client` use.
+    """
+    from tests.learnerutil import sync_real_bank
+
+    db_app.config["WTF_CSRF_ENABLED"] = False
+    sync_real_bank(db_app)
+    return db_app

@@ -8,8 +8,6 @@ a folder the test prints (QUIZSVC_SCREENSHOT_DIR chooses it).
 
 from __future__ import annotations
 
-import os
-import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -17,61 +15,10 @@ from pathlib import Path
 import pytest
 
 from quizsvc import bank, problems
-from tests.test_serve import start_server, stop_server
+from tests.browserutil import BROWSER_MARKS
 
 BANK = bank.load()
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(),
-        reason="Debian's chromium is not installed (.ci/run installs it "
-        "with apt-get install -y chromium)",
-    ),
-]
-
-
-@pytest.fixture(scope="module")
-def server_instance(tmp_path_factory):
-    return tmp_path_factory.mktemp("browser-instance")
-
-
-@pytest.fixture(scope="module")
-def server(server_instance):
-    process, url = start_server(server_instance)
-    yield url
-    stop_server(process)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory):
-    folder = Path(
-        os.environ.get("QUIZSVC_SCREENSHOT_DIR")
-        or tmp_path_factory.mktemp("screenshots")
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS
-        )
-        yield browser
-        browser.close()
+pytestmark = BROWSER_MARKS
 
 
 def snap(page, shots: Path, name: str) -> None:

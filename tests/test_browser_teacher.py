@@ -25,19 +25,15 @@ from datetime import datetime
 from pathlib import Path
 
 import openpyxl
-import pytest
 
-from tests.test_browser import BANK, CHROMIUM, CHROMIUM_ARGS, answer_open_item
-from tests.test_serve import start_server, stop_server
+from tests.browserutil import BROWSER_MARKS
+from tests.test_browser import BANK, answer_open_item
 from tests.test_services_exports import validate_statement
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists(),
-        reason="Debian's chromium is not installed (apt-get install -y chromium)",
-    ),
-]
+pytestmark = BROWSER_MARKS
+# The browser's own widgets (date and file inputs) in Chinese too.
+BROWSER_ARGS = ["--lang=zh-CN"]
+SCREENSHOT_FOLDER = "teacher"
 
 PASSWORD = "attention-by-hand"
 WIDTHS = {"desktop": 1280, "phone": 360}
@@ -46,38 +42,6 @@ ALLOWED_LATIN = {
     "quizsvc", "English", "Excel", "WPS", "Canvas", "xAPI", "CSV", "XLSX", "JSONL",
     "FSRS", "UTF", "softmax", "Asia", "Shanghai", "xiaolei", "xiaomei", "wang",
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def instance(tmp_path_factory):
-    return tmp_path_factory.mktemp("teacher-instance")
-
-
-@pytest.fixture(scope="module")
-def server(instance):
-    process, url = start_server(instance)
-    yield url
-    stop_server(process)
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory):
-    base = os.environ.get("QUIZSVC_SCREENSHOT_DIR")
-    folder = Path(base) / "teacher" if base else tmp_path_factory.mktemp("teacher")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        # --lang: the browser's own widgets (date and file inputs) in Chinese too.
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, "--lang=zh-CN"]
-        )
-        yield browser
-        browser.close()
 
 
 def create_teacher(instance: Path, username: str) -> None:
@@ -259,12 +223,12 @@ def snap_everywhere(context_for, url: str, shots: Path, name: str, code: str) ->
 
 
 def test_a_teacher_creates_a_class_learners_join_and_the_dashboard_shows_them(
-    server, browser, shots, instance, capsys
+    server, browser, shots, server_instance, capsys
 ):
     with capsys.disabled():
         print(f"\nteacher screenshots: {shots}")
-    database = instance / "quizsvc.sqlite3"
-    create_teacher(instance, "wang")
+    database = server_instance / "quizsvc.sqlite3"
+    create_teacher(server_instance, "wang")
     teacher, page = sign_in(browser, server, "wang", WIDTHS["desktop"])
     page.click("#nav-teacher")
     page.wait_for_url("**/teacher/")

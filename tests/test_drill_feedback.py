@@ -8,17 +8,15 @@ import re
 import pytest
 
 from quizsvc import grading, problems
-from tests.learnerutil import real_bank, sync_real_bank
+from tests.learnerutil import real_bank
 from tests.webutil import open_for
 
 GENERATED = "l16-hand-generated-small"
 
 
 @pytest.fixture
-def app(db_app):
-    db_app.config["WTF_CSRF_ENABLED"] = False
-    sync_real_bank(db_app)
-    return db_app
+def app(page_app):
+    return page_app
 
 
 @pytest.fixture

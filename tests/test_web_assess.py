@@ -11,15 +11,13 @@ from sqlalchemy import func, select
 from quizsvc import bank
 from quizsvc.db import get_session
 from quizsvc.models import SelfAssessment
-from tests.learnerutil import graded_item, real_bank, record, sync_real_bank
+from tests.learnerutil import graded_item, real_bank, record
 from tests.webutil import csrf_token, make_learner, sign_in
 
 
 @pytest.fixture
-def app(db_app):
-    db_app.config["WTF_CSRF_ENABLED"] = False
-    sync_real_bank(db_app)
-    return db_app
+def app(page_app):
+    return page_app
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from sqlalchemy import func, select
 from quizsvc import problems
 from quizsvc.db import get_session
 from quizsvc.models import Review
-from tests.learnerutil import sync_real_bank
 from tests.webutil import make_learner, open_for, sign_in
 
 CHOICE = "l16-qkv-which-carries-content"  # V is the right option ("c")
@@ -18,10 +17,8 @@ CHOICE_NOTE = "l16-qkv-roles"
 
 
 @pytest.fixture
-def app(db_app):
-    db_app.config["WTF_CSRF_ENABLED"] = False
-    sync_real_bank(db_app)
-    return db_app
+def app(page_app):
+    return page_app
 
 
 @pytest.fixture

@@ -9,15 +9,13 @@ import pytest
 
 from quizsvc import grading
 from quizsvc.web.charts import calendar_heatmap_svg, column_chart_svg, labelled_bars_svg
-from tests.learnerutil import generated_question, graded_item, record, sync_real_bank
+from tests.learnerutil import generated_question, graded_item, record
 from tests.webutil import make_learner
 
 
 @pytest.fixture
-def app(db_app):
-    db_app.config["WTF_CSRF_ENABLED"] = False
-    sync_real_bank(db_app)
-    return db_app
+def app(page_app):
+    return page_app
 
 
 @pytest.fixture

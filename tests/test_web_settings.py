@@ -8,7 +8,6 @@ import pytest
 
 from quizsvc.db import get_session
 from quizsvc.models import LearnerSettings, User
-from tests.learnerutil import sync_real_bank
 from tests.webutil import csrf_token, make_learner, sign_in
 
 VALID = {
@@ -23,10 +22,8 @@ VALID = {
 
 
 @pytest.fixture
-def app(db_app):
-    db_app.config["WTF_CSRF_ENABLED"] = False
-    sync_real_bank(db_app)
-    return db_app
+def app(page_app):
+    return page_app
 
 
 @pytest.fixture

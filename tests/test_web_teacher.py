@@ -14,15 +14,13 @@ from quizsvc.models import Classroom, Membership, Review, RosterEntry, User
 from quizsvc.services.classes import create_class, join_class
 from quizsvc.services.reviews import record_explanation, record_self_assessment
 from quizsvc.services.users import create_user
-from tests.learnerutil import graded_item, record, sync_real_bank
+from tests.learnerutil import graded_item, record
 from tests.webutil import PASSWORD, make_learner, sign_in
 
 
 @pytest.fixture
-def app(db_app):
-    db_app.config["WTF_CSRF_ENABLED"] = False
-    sync_real_bank(db_app)
-    return db_app
+def app(page_app):
+    return page_app
 
 
 def make_teacher(app, username: str = "wang") -> int:
