@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from jinja2 import BytecodeCache
 
 from quizsvc import create_app
 
@@ -29,10 +30,38 @@ def _quick_password_hashes():
         yield
 
 
+class SharedTemplateCache(BytecodeCache):
+    """Compiled templates kept for the whole run, checked against their source.
+
+    Each test makes an app of its own, whose Jinja environment would compile
+    every template it renders anew: a quarter of a page test's time.
+    """
+
+    def __init__(self):
+        self.compiled = {}
+
+    def load_bytecode(self, bucket):
+        if bucket.key in self.compiled:
+            bucket.bytecode_from_string(self.compiled[bucket.key])
+
+    def dump_bytecode(self, bucket):
+        self.compiled[bucket.key] = bucket.bytecode_to_string()
+
+
+TEMPLATE_CACHE = SharedTemplateCache()
+
+
+def make_test_app(config: dict):
+    """create_app(config) with the run's shared template cache."""
+    app = create_app(config)
+    app.jinja_env.bytecode_cache = TEMPLATE_CACHE
+    return app
+
+
 @pytest.fixture
 def app(tmp_path):
     """An app whose SQLite database lives in a fresh temporary folder."""
-    app = create_app(
+    app = make_test_app(
         {
             "TESTING": True,
             "SECRET_KEY": "test-secret",
@@ -189,7 +218,7 @@ def db_app(database_url, tmp_path):
     """An app on a migrated, empty database (each backend)."""
     from quizsvc.db import get_engine
 
-    app = create_app(
+    app = make_test_app(
         {
             "TESTING": True,
             "SECRET_KEY": "test-secret",

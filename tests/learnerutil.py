@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from functools import cache
 
-from quizsvc import bank, scheduling
+from quizsvc import bank, catalog, scheduling
 from quizsvc.db import get_session
 from quizsvc.models import User
 from quizsvc.services.bank_sync import sync_bank
@@ -19,11 +19,14 @@ def real_bank() -> bank.Bank:
 
 
 def sync_real_bank(app) -> None:
-    """Load the real bank into the app's database."""
+    """Load the real bank into the app's database; the app serves that bank."""
     with app.app_context():
         session = get_session()
         sync_bank(session, real_bank())
         session.commit()
+    # The bank read once per run, rather than again by each test's app.
+    if not app.config.get("QUESTIONS_PATH"):
+        app.extensions.setdefault(catalog.EXTENSION_KEY, real_bank())
 
 
 def graded_item(skill_id: str) -> str:
