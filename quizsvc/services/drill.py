@@ -213,6 +213,12 @@ _LATEST_REVIEW = (
     .order_by(Review.reviewed_at.desc(), Review.id.desc())
     .limit(1)
 )
+_LATEST_REVIEW_ID = (
+    select(Review.id)
+    .where(Review.user_id == bindparam("user_id"))
+    .order_by(Review.reviewed_at.desc(), Review.id.desc())
+    .limit(1)
+)
 
 
 def pending_explanation(session: Session, user: User) -> Review | None:
@@ -278,18 +284,47 @@ def current_step(
     """Return what the drill shows now, opening the next queued item if needed."""
     # Two devices asking at once must not both open an item.
     lock_learner(session, user)
+    step = preview_step(session, user, now)
+    if isinstance(step, PlannedOpening):
+        return _open_planned(session, user, step)
+    if step is None:  # an open item from before the day's place was stored
+        return open_step(session, user, now)
+    return step
+
+
+@dataclass(frozen=True)
+class PlannedOpening:
+    """The item the drill would open next, as read; opening it writes."""
+
+    item: Item
+    problem_ref: dict[str, Any]
+    place: dict[str, int | None]
+    latest_review_id: int | None
+    now: datetime
+
+
+def preview_step(
+    session: Session, user: User, now: datetime | None = None
+) -> DrillStep | PlannedOpening | None:
+    """What the drill shows now, found by reading only.
+
+    An open item, a pending explanation and a finished day come back as they
+    are; the next item to open comes back as a PlannedOpening for
+    `open_planned`. None means an open item that needs a write to be shown.
+    Working out the day's plan is most of a step's work: reading it here lets
+    it run before the write transaction (see db.begin_reading).
+    """
     now = resolve_now(now)
-    already_open = open_step(session, user, now)
-    if already_open is not None:
-        return already_open
-    pending = pending_explanation(session, user)
-    if pending is not None:
-        return PendingExplanation(pending)
+    opened = get_open_item(session, user)
+    if opened is not None:
+        return None if opened.day_total is None else _describe(session, opened)
+    latest = session.scalar(_LATEST_REVIEW, {"user_id": user.id})
+    if latest is not None and not latest.correct and latest.explanation is None:
+        return PendingExplanation(latest)
     plan = daily_plan(session, user, now)
     if not plan.queue:
         return Done(next_due=_next_due(session, user), reviewed_today=plan.answers)
     entry = plan.queue[0]
-    # Held here so that opening and describing it find it in the session.
     item = session.get(Item, entry.item_id)
     question = question_of(item)
     problem_ref: dict[str, Any] = {}
@@ -299,13 +334,42 @@ def current_step(
             "problem_seed": secrets.randbelow(SEED_LIMIT),
             "problem_level": int(question.data["level"]),
         }
+    return PlannedOpening(
+        item=item,
+        problem_ref=problem_ref,
+        place=_place_in_day(entry.item_id, plan),
+        latest_review_id=latest.id if latest is not None else None,
+        now=now,
+    )
+
+
+def open_planned(
+    session: Session, user: User, planned: PlannedOpening | None
+) -> DrillStep:
+    """Open the item a preview planned, unless the drill moved on since it read.
+
+    Under the learner's lock: when another request has since stored an answer,
+    the plan is stale and the step is decided afresh; when one has opened an
+    item, that item is the step.
+    """
+    lock_learner(session, user)
+    if planned is None:
+        return current_step(session, user)
+    latest_id = session.scalar(_LATEST_REVIEW_ID, {"user_id": user.id})
+    if latest_id != planned.latest_review_id:
+        return current_step(session, user, planned.now)
+    return _open_planned(session, user, planned)
+
+
+def _open_planned(session: Session, user: User, planned: PlannedOpening) -> DrillStep:
     opened = open_item(
         session,
         user,
-        entry.item_id,
-        now=now,
-        **problem_ref,
-        **_place_in_day(entry.item_id, plan),
+        planned.item.id,
+        now=planned.now,
+        replace=False,
+        **planned.problem_ref,
+        **planned.place,
     )
     return _describe(session, opened)
 
