@@ -19,13 +19,26 @@ SQLite
 The embedded default runs in WAL mode with foreign keys on, a busy timeout and
 `synchronous=FULL` (an acknowledged commit survives a power cut; the
 SQLITE_SYNCHRONOUS setting trades that for speed).
-Every transaction starts with `BEGIN IMMEDIATE`: it takes SQLite's single
-write lock up front (waiting up to the busy timeout for it), so two requests
-never both read, then both try to write and fail with "database is locked";
-and SAVEPOINTs (`session.begin_nested()`) work, which the Python driver's own
-transaction handling breaks. The cost: a session holds the write lock from
-its first statement until it commits or closes, so keep requests short and do
-not open a second session that writes while the first is still open.
+A transaction that may write starts with `BEGIN IMMEDIATE`: it takes SQLite's
+single write lock up front, so two requests never both read, then both try to
+write and fail with "database is locked"; and SAVEPOINTs
+(`session.begin_nested()`) work, which the Python driver's own transaction
+handling breaks. Before that BEGIN, a writer waits for its turn at the writer
+gate (threads of a process on a lock, processes on a flock of
+`<database>-writers`), which wakes the next writer as soon as one commits;
+SQLite's own busy handler would sleep and poll instead, leaving the lock idle
+under load and some writers starved for most of a second.
+
+A request's reads that come before its writes (signing in, the learner's
+settings, the drill's plan for the day) run in its read phase
+(`begin_reading()`): a `BEGIN DEFERRED` snapshot that takes neither the gate
+nor the lock. `transaction()` ends the read phase before the first write, so a
+request holds the lock only for the work that may write, and a request that
+only reads never takes it. Objects read in the read phase stay loaded; values
+a request caches per transaction (`phase_cache`) carry over to the write that
+follows. Code that writes must do it inside `transaction()` or `@commits`.
+Do not open a second session that writes while the first is still open: it
+waits for the gate the first one holds, until the busy timeout.
 
 Migrations
 ----------
@@ -69,6 +82,10 @@ NO_FLUSH_OPTION = "quizsvc_commit_without_flush"
 _MIGRATION_LOCK_ID = 0x71756973
 
 
+class ReadPhaseWrite(RuntimeError):
+    """Code tried to write inside a read-only transaction (a programming error)."""
+
+
 class MigrationsNotFound(RuntimeError):
     """The Alembic migrations folder is not where quizsvc expects it."""
 
@@ -97,6 +114,7 @@ def make_engine(
             "begin",
             lambda connection: _sqlite_begin(connection, synchronous),
         )
+        event.listen(engine, "before_cursor_execute", _refuse_writes_while_reading)
         return engine
     options.setdefault("pool_pre_ping", True)
     engine = create_engine(url, **options)
@@ -247,6 +265,24 @@ def _sqlite_begin(connection: Connection, synchronous: str) -> None:
         if enter_gate is not None:
             dbapi_connection.leave_writer_gate()
         raise
+
+
+_READING_STATEMENTS = ("SELECT", "WITH", "PRAGMA", "BEGIN", "EXPLAIN")
+
+
+def _refuse_writes_while_reading(connection, cursor, statement, *_args) -> None:
+    # A write in a deferred snapshot would have to upgrade it to a write lock,
+    # which SQLite refuses ("database is locked") whenever another writer
+    # committed since the snapshot began: a rare failure under load. Made
+    # certain here, so a test finds the view that forgot `transaction()`.
+    if connection.get_execution_options().get(READ_ONLY_OPTION) and not (
+        statement.lstrip().upper().startswith(_READING_STATEMENTS)
+    ):
+        raise ReadPhaseWrite(
+            "a write in a read-only transaction (the request's read phase or "
+            f"an export's snapshot): {statement.split(None, 3)[:3]}; "
+            "do it inside transaction() or @commits"
+        )
 
 
 def _postgresql_begin(connection: Connection) -> None:

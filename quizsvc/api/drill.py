@@ -46,7 +46,7 @@ def api_drill_next():
     user = current_db_user()
     # Most steps only read; the day's plan is worked out before the write lock.
     step = drill.preview_step(begin_reading(), user)
-    if step is None or isinstance(step, drill.PlannedOpening):
+    if isinstance(step, drill.PlannedOpening):
         with transaction() as session:
             step = drill.open_planned(session, user, step)
     if isinstance(step, drill.PendingExplanation):

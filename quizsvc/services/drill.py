@@ -241,16 +241,20 @@ def _problem_of(opened: OpenItem) -> problems.Problem | None:
     )
 
 
-def _describe(session: Session, opened: OpenItem) -> OpenDrillItem:
+def _describe(
+    session: Session, opened: OpenItem, place: dict[str, int | None] | None = None
+) -> OpenDrillItem:
     item = session.get(Item, opened.item_id)
-    total = max(opened.day_total or 1, 1)
+    if place is None:
+        place = {"day_total": opened.day_total, "day_position": opened.day_position}
+    total = max(place["day_total"] or 1, 1)
     return OpenDrillItem(
         item=item,
         question=question_of(item),
         problem=_problem_of(opened),
-        position=min(max(opened.day_position or total, 1), total),
+        position=min(max(place["day_position"] or total, 1), total),
         total=total,
-        repeat=opened.day_position is None,
+        repeat=place["day_position"] is None,
     )
 
 
@@ -267,15 +271,18 @@ def _place_in_day(item_id: str, plan) -> dict[str, int | None]:
 def open_step(
     session: Session, user: User, now: datetime | None = None
 ) -> OpenDrillItem | None:
-    """The item already open in the learner's drill, if any (opens nothing)."""
+    """The item already open in the learner's drill, if any (reads only)."""
     opened = get_open_item(session, user)
-    if opened is None:
-        return None
+    return None if opened is None else _describe_open(session, user, opened, now)
+
+
+def _describe_open(
+    session: Session, user: User, opened: OpenItem, now: datetime | None
+) -> OpenDrillItem:
+    place = None
     if opened.day_total is None:  # opened before the day's place was stored
         place = _place_in_day(opened.item_id, daily_plan(session, user, now))
-        opened.day_total = place["day_total"]
-        opened.day_position = place["day_position"]
-    return _describe(session, opened)
+    return _describe(session, opened, place)
 
 
 def current_step(
@@ -287,8 +294,6 @@ def current_step(
     step = preview_step(session, user, now)
     if isinstance(step, PlannedOpening):
         return _open_planned(session, user, step)
-    if step is None:  # an open item from before the day's place was stored
-        return open_step(session, user, now)
     return step
 
 
@@ -305,19 +310,19 @@ class PlannedOpening:
 
 def preview_step(
     session: Session, user: User, now: datetime | None = None
-) -> DrillStep | PlannedOpening | None:
+) -> DrillStep | PlannedOpening:
     """What the drill shows now, found by reading only.
 
     An open item, a pending explanation and a finished day come back as they
     are; the next item to open comes back as a PlannedOpening for
-    `open_planned`. None means an open item that needs a write to be shown.
+    `open_planned`.
     Working out the day's plan is most of a step's work: reading it here lets
     it run before the write transaction (see db.begin_reading).
     """
     now = resolve_now(now)
     opened = get_open_item(session, user)
     if opened is not None:
-        return None if opened.day_total is None else _describe(session, opened)
+        return _describe_open(session, user, opened, now)
     latest = session.scalar(_LATEST_REVIEW, {"user_id": user.id})
     if latest is not None and not latest.correct and latest.explanation is None:
         return PendingExplanation(latest)
@@ -343,9 +348,7 @@ def preview_step(
     )
 
 
-def open_planned(
-    session: Session, user: User, planned: PlannedOpening | None
-) -> DrillStep:
+def open_planned(session: Session, user: User, planned: PlannedOpening) -> DrillStep:
     """Open the item a preview planned, unless the drill moved on since it read.
 
     Under the learner's lock: when another request has since stored an answer,
@@ -353,8 +356,6 @@ def open_planned(
     item, that item is the step.
     """
     lock_learner(session, user)
-    if planned is None:
-        return current_step(session, user)
     latest_id = session.scalar(_LATEST_REVIEW_ID, {"user_id": user.id})
     if latest_id != planned.latest_review_id:
         return current_step(session, user, planned.now)
