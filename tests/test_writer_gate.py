@@ -282,3 +282,17 @@ def test_values_read_before_the_writes_are_kept_for_them_only(app):
             assert phase_cache(session, "numbers") == {"read": 1}
         with transaction() as session:
             assert phase_cache(session, "numbers") == {}
+
+
+def test_a_write_in_the_read_phase_is_refused(app):
+    """Does a write that skipped transaction() fail at once, not under load?"""
+    from quizsvc.db import ReadPhaseWrite, begin_reading
+
+    user_id = make_learner(app, "ana")
+    with app.test_request_context():
+        session = begin_reading()
+        with pytest.raises(ReadPhaseWrite, match="inside transaction"):
+            session.execute(
+                text("UPDATE users SET display_name = 'x' WHERE id = :id"),
+                {"id": user_id},
+            )
