@@ -27,7 +27,7 @@ from sqlalchemy.sql import bindparam
 from werkzeug.security import check_password_hash, generate_password_hash
 from zxcvbn import zxcvbn
 
-from quizsvc.db import get_session
+from quizsvc.db import begin_reading
 from quizsvc.extensions import login_manager
 from quizsvc.models import ApiToken, User, UserSession
 from quizsvc.services import NotFound, resolve_now
@@ -271,7 +271,8 @@ def user_for_token(session: Session, secret: str) -> User | None:
 
 
 def _load_user(session_secret: str) -> LoginUser | None:
-    user = get_session().scalar(
+    # Signing in opens the request's read phase: no write lock for it.
+    user = begin_reading().scalar(
         select(User)
         .join(UserSession, UserSession.user_id == User.id)
         .where(
@@ -287,7 +288,7 @@ def _load_user_from_request(req) -> LoginUser | None:
     scheme, _, secret = header.partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         return None
-    user = user_for_token(get_session(), secret.strip())
+    user = user_for_token(begin_reading(), secret.strip())
     if user is None:
         g.bad_token = True
         return None

@@ -19,13 +19,26 @@ SQLite
 The embedded default runs in WAL mode with foreign keys on, a busy timeout and
 `synchronous=FULL` (an acknowledged commit survives a power cut; the
 SQLITE_SYNCHRONOUS setting trades that for speed).
-Every transaction starts with `BEGIN IMMEDIATE`: it takes SQLite's single
-write lock up front (waiting up to the busy timeout for it), so two requests
-never both read, then both try to write and fail with "database is locked";
-and SAVEPOINTs (`session.begin_nested()`) work, which the Python driver's own
-transaction handling breaks. The cost: a session holds the write lock from
-its first statement until it commits or closes, so keep requests short and do
-not open a second session that writes while the first is still open.
+A transaction that may write starts with `BEGIN IMMEDIATE`: it takes SQLite's
+single write lock up front, so two requests never both read, then both try to
+write and fail with "database is locked"; and SAVEPOINTs
+(`session.begin_nested()`) work, which the Python driver's own transaction
+handling breaks. Before that BEGIN, a writer waits for its turn at the writer
+gate (threads of a process on a lock, processes on a flock of
+`<database>-writers`), which wakes the next writer as soon as one commits;
+SQLite's own busy handler would sleep and poll instead, leaving the lock idle
+under load and some writers starved for most of a second.
+
+A request's reads that come before its writes (signing in, the learner's
+settings, the drill's plan for the day) run in its read phase
+(`begin_reading()`): a `BEGIN DEFERRED` snapshot that takes neither the gate
+nor the lock. `transaction()` ends the read phase before the first write, so a
+request holds the lock only for the work that may write, and a request that
+only reads never takes it. Objects read in the read phase stay loaded; values
+a request caches per transaction (`phase_cache`) carry over to the write that
+follows. Code that writes must do it inside `transaction()` or `@commits`.
+Do not open a second session that writes while the first is still open: it
+waits for the gate the first one holds, until the busy timeout.
 
 Migrations
 ----------
@@ -37,7 +50,11 @@ server starts; `quizsvc db upgrade|downgrade|current` does it by hand.
 
 from __future__ import annotations
 
+import fcntl
 import os
+import sqlite3
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import wraps
@@ -47,10 +64,13 @@ from typing import Any, ParamSpec, TypeVar
 from flask import Flask, current_app, g, has_request_context, request
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 EXTENSION_KEY = "quizsvc.db"
 READ_ONLY_OPTION = "quizsvc_read_only"
+_READ_PHASE = "quizsvc_read_phase"
+_LAST_READ_PHASE = "quizsvc_last_read_phase"
 BUSY_TIMEOUT_SECONDS = 15
 SQLITE_SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
 # The execution option (set on a session by `get_session` for views marked
@@ -60,6 +80,10 @@ NO_FLUSH_OPTION = "quizsvc_commit_without_flush"
 # Any constant works: it only has to be the same for every quizsvc process
 # migrating the same PostgreSQL database.
 _MIGRATION_LOCK_ID = 0x71756973
+
+
+class ReadPhaseWrite(RuntimeError):
+    """Code tried to write inside a read-only transaction (a programming error)."""
 
 
 class MigrationsNotFound(RuntimeError):
@@ -73,9 +97,10 @@ def make_engine(
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         synchronous = check_sqlite_synchronous(sqlite_synchronous)
-        options.setdefault("connect_args", {}).setdefault(
-            "timeout", BUSY_TIMEOUT_SECONDS
-        )
+        connect_args = options.setdefault("connect_args", {})
+        connect_args.setdefault("timeout", BUSY_TIMEOUT_SECONDS)
+        if parsed.database and parsed.database != ":memory:":
+            connect_args.setdefault("factory", _gated_connection_class(parsed.database))
         engine = create_engine(url, **options)
         event.listen(
             engine,
@@ -89,11 +114,96 @@ def make_engine(
             "begin",
             lambda connection: _sqlite_begin(connection, synchronous),
         )
+        event.listen(engine, "before_cursor_execute", _refuse_writes_while_reading)
         return engine
     options.setdefault("pool_pre_ping", True)
     engine = create_engine(url, **options)
     event.listen(engine, "begin", _postgresql_begin)
     return engine
+
+
+# One lock per database file and process: the threads of a worker queue on it
+# (a release wakes the next at once) before one of them takes the file lock.
+_WRITER_LOCKS: dict[str, threading.Lock] = {}
+_WRITER_LOCKS_GUARD = threading.Lock()
+
+
+def _gated_connection_class(database: str) -> type[sqlite3.Connection]:
+    """A sqlite3 connection class whose writers queue for their turn, not in a busy loop."""
+    gate_path = f"{database}-writers"
+    with _WRITER_LOCKS_GUARD:
+        in_process = _WRITER_LOCKS.setdefault(gate_path, threading.Lock())
+
+    class GatedConnection(sqlite3.Connection):
+        # A writer that finds SQLite's lock taken sleeps and retries (1, 2, 5
+        # ... 100 ms), so under load the lock sits free while writers sleep.
+        # Here writers wait for their turn first: threads of one process on a
+        # lock that wakes the next one at once, processes on an exclusive
+        # flock of a file beside the database (the kernel drops it when a
+        # process dies). Both waits give up after the busy timeout with
+        # SQLite's own "database is locked", as SQLite would.
+        _gate_fd: int | None = None
+        _gate_held = False
+
+        def enter_writer_gate(self) -> None:
+            if not in_process.acquire(timeout=BUSY_TIMEOUT_SECONDS):
+                raise sqlite3.OperationalError("database is locked")
+            try:
+                if self._gate_fd is None:
+                    self._gate_fd = os.open(gate_path, os.O_RDWR | os.O_CREAT, 0o600)
+                _flock_within(self._gate_fd, BUSY_TIMEOUT_SECONDS)
+            except BaseException:
+                in_process.release()
+                raise
+            self._gate_held = True
+
+        def leave_writer_gate(self) -> None:
+            if self._gate_held:
+                self._gate_held = False
+                try:
+                    fcntl.flock(self._gate_fd, fcntl.LOCK_UN)
+                finally:
+                    in_process.release()
+
+        def commit(self) -> None:
+            try:
+                super().commit()
+            finally:
+                self.leave_writer_gate()
+
+        def rollback(self) -> None:
+            try:
+                super().rollback()
+            finally:
+                self.leave_writer_gate()
+
+        def close(self) -> None:
+            try:
+                super().close()
+            finally:
+                self.leave_writer_gate()
+                if self._gate_fd is not None:
+                    os.close(self._gate_fd)
+                    self._gate_fd = None
+
+    return GatedConnection
+
+
+def _flock_within(fd: int, seconds: float) -> None:
+    """Take an exclusive flock, or raise "database is locked" after `seconds`."""
+    deadline = time.monotonic() + seconds
+    pause = 0.0002
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            # Only one thread per process gets here, so polling is cheap; the
+            # pause stays short because the holder's turn is usually brief.
+            if time.monotonic() >= deadline:
+                raise sqlite3.OperationalError("database is locked") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.002)
 
 
 def check_sqlite_synchronous(value: str) -> str:
@@ -126,6 +236,11 @@ def _sqlite_on_connect(dbapi_connection: Any, record: Any, synchronous: str) -> 
 
 def _sqlite_begin(connection: Connection, synchronous: str) -> None:
     options = connection.get_execution_options()
+    if options.get(READ_ONLY_OPTION):
+        # A read (an export, a request's read phase) takes no write lock: in
+        # WAL mode it reads a snapshot while learners keep answering.
+        connection.exec_driver_sql("BEGIN DEFERRED")
+        return
     wanted = synchronous
     if options.get(NO_FLUSH_OPTION):
         wanted = min(synchronous, "NORMAL", key=SQLITE_SYNCHRONOUS_LEVELS.index)
@@ -135,12 +250,39 @@ def _sqlite_begin(connection: Connection, synchronous: str) -> None:
     if connection.info.get("synchronous") != wanted:
         connection.exec_driver_sql(f"PRAGMA synchronous={wanted}")
         connection.info["synchronous"] = wanted
-    if options.get(READ_ONLY_OPTION):
-        # A long read (an export) takes no write lock: in WAL mode it reads a
-        # snapshot while learners keep answering.
-        connection.exec_driver_sql("BEGIN DEFERRED")
-        return
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    dbapi_connection = connection.connection.dbapi_connection
+    enter_gate = getattr(dbapi_connection, "enter_writer_gate", None)
+    if enter_gate is not None:
+        try:
+            enter_gate()
+        except sqlite3.OperationalError as exc:
+            # Raised as SQLAlchemy raises what the database says, so callers
+            # handle a gate that timed out like SQLite's "database is locked".
+            raise OperationalError("BEGIN IMMEDIATE", None, exc) from None
+    try:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    except BaseException:
+        if enter_gate is not None:
+            dbapi_connection.leave_writer_gate()
+        raise
+
+
+_READING_STATEMENTS = ("SELECT", "WITH", "PRAGMA", "BEGIN", "EXPLAIN")
+
+
+def _refuse_writes_while_reading(connection, cursor, statement, *_args) -> None:
+    # A write in a deferred snapshot would have to upgrade it to a write lock,
+    # which SQLite refuses ("database is locked") whenever another writer
+    # committed since the snapshot began: a rare failure under load. Made
+    # certain here, so a test finds the view that forgot `transaction()`.
+    if connection.get_execution_options().get(READ_ONLY_OPTION) and not (
+        statement.lstrip().upper().startswith(_READING_STATEMENTS)
+    ):
+        raise ReadPhaseWrite(
+            "a write in a read-only transaction (the request's read phase or "
+            f"an export's snapshot): {statement.split(None, 3)[:3]}; "
+            "do it inside transaction() or @commits"
+        )
 
 
 def _postgresql_begin(connection: Connection) -> None:
@@ -207,12 +349,53 @@ def _close_session(exc: BaseException | None) -> None:
 def transaction() -> Iterator[Session]:
     """Yield this request's session; commit if the block succeeds, else roll back."""
     session = get_session()
+    _end_read_phase(session)
     try:
         yield session
     except BaseException:
         session.rollback()
         raise
     session.commit()
+
+
+def begin_reading() -> Session:
+    """Start this request's read phase: the reads that come before its writes.
+
+    On SQLite the read phase is a deferred transaction: it sees one snapshot
+    and takes neither the writer gate nor SQLite's write lock, so signing in,
+    loading settings and planning the next step do not make other learners'
+    answers wait. `transaction()` ends it before the first write; a request
+    that only reads never takes the lock at all. Elsewhere (PostgreSQL, where
+    reads take no lock) and once a transaction is open, it changes nothing.
+    """
+    session = get_session()
+    if not session.in_transaction() and is_sqlite(session.get_bind()):
+        session.connection(execution_options={READ_ONLY_OPTION: True})
+        session.info[_READ_PHASE] = session.get_transaction()
+    return session
+
+
+def _end_read_phase(session: Session) -> None:
+    phase = session.info.pop(_READ_PHASE, None)
+    if phase is not None and phase is session.get_transaction():
+        # Nothing was written: the commit only lets go of the snapshot.
+        session.commit()
+        session.info[_LAST_READ_PHASE] = phase
+
+
+def phase_cache(session: Session, name: str) -> dict[Any, Any]:
+    """A dict for values read in this transaction (and in the read phase before it)."""
+    session.connection()  # begins the transaction if it has not begun yet
+    transaction = session.get_transaction()
+    cached = session.info.get(name)
+    if cached is not None and cached[0] is not transaction:
+        if transaction is not None and cached[0] is session.info.get(_LAST_READ_PHASE):
+            cached = session.info[name] = (transaction, cached[1])
+        else:
+            cached = None
+    if cached is None:
+        cached = session.info[name] = (transaction, {})
+    return cached[1]
 
 
 @contextmanager

@@ -143,8 +143,13 @@ def fuzz(
                 # No invalid request exists for it (e.g. one free string in the path).
                 continue
             except (Exception, BaseExceptionGroup) as failure:  # every kind is reported
-                first_line = str(failure).strip().splitlines()[:6]
-                report.failures.append(f"{label}: " + " | ".join(first_line))
+                # The whole message: Schemathesis ends it with a curl line that
+                # reproduces the request; anything else is named by its type.
+                lines = [line.strip() for line in str(failure).splitlines()]
+                text = " | ".join(line for line in lines if line)
+                if not isinstance(failure, BaseExceptionGroup) and "curl" not in text:
+                    text = f"{type(failure).__name__}: {text}"
+                report.failures.append(f"{label}: {text}")
     return report
 
 

@@ -165,6 +165,8 @@ def test_a_bearer_token_downloads_too(world):
         ("reviews", {"format": "pdf"}, "reviews exports as csv, xlsx, jsonl"),
         ("reviews", {"from": "2026-02-30"}, "'2026-02-30' is not a date"),
         ("reviews", {"from": "2026-03-02", "to": "2026-03-01"}, "start date is after"),
+        ("reviews", {"to": "9999-12-31"}, "end date must be from 1900-01-01"),
+        ("summary", {"from": "0001-01-01"}, "start date must be from 1900-01-01"),
         ("grades", {"lang": "zh-CN"}, "没有“grades”这种导出"),
         ("canvas", {"points": "lots"}, "points must be a number"),
         ("canvas", {"points": "-5"}, "points must be more than 0"),
@@ -261,3 +263,13 @@ def test_settings_page_links_to_both_downloads(world):
     assert "我的记录（CSV）" in client.get("/settings?lang=zh-CN").get_data(
         as_text=True
     )
+
+
+@pytest.mark.parametrize("query", ["to=9999-12-31", "from=0001-01-01", "format=pdf"])
+def test_your_own_export_refuses_a_bad_query_before_any_byte(world, query):
+    """Does /me/export answer a day it cannot reach, or a bad format, with a 400?"""
+    client = world["app"].test_client()
+    sign_in(client, "ana")
+    response = client.get(f"/api/v1/me/export?{query}")
+    assert response.status_code == 400, response.data[:200]
+    assert response.is_json and response.json["error"] == "invalid_input"

@@ -388,6 +388,47 @@ def test_two_devices_asking_for_the_next_item_open_one(db_engine, db_session, le
     assert count(db_session, OpenItem) == 1
 
 
+def test_a_plan_read_before_another_devices_answer_is_made_afresh(
+    db_engine, db_session, learner
+):
+    """If the phone answers between the laptop's preview and its opening, which wins?"""
+    with Session(db_engine, expire_on_commit=False) as laptop:
+        planned = drill.preview_step(laptop, laptop.merge(learner))
+        laptop.commit()
+    assert isinstance(planned, drill.PlannedOpening)
+    with Session(db_engine, expire_on_commit=False) as phone:
+        step = drill.current_step(phone, phone.merge(learner))
+        assert step.item.id == planned.item.id
+        answered = record_answer(
+            phone, phone.merge(learner), step.item.id, graded=WRONG
+        )
+        phone.commit()
+    with Session(db_engine, expire_on_commit=False) as laptop:
+        step = drill.open_planned(laptop, laptop.merge(learner), planned)
+        laptop.commit()
+    # The phone's wrong answer must be explained first: the stale plan is not
+    # opened over it.
+    assert isinstance(step, drill.PendingExplanation)
+    assert step.review.id == answered.review.id
+    assert count(db_session, Review) == 1
+
+
+def test_two_previews_opening_at_once_open_one_item(db_engine, db_session, learner):
+    """Do two devices that planned the same opening end on one open item?"""
+    plans = []
+    for _ in range(2):
+        with Session(db_engine, expire_on_commit=False) as device:
+            plans.append(drill.preview_step(device, device.merge(learner)))
+            device.commit()
+    opened = []
+    for plan in plans:
+        with Session(db_engine, expire_on_commit=False) as device:
+            opened.append(drill.open_planned(device, device.merge(learner), plan))
+            device.commit()
+    assert opened[0].item.id == opened[1].item.id == plans[0].item.id
+    assert count(db_session, OpenItem) == 1
+
+
 def test_two_devices_answering_one_open_item_store_one_answer(
     db_engine, db_session, learner
 ):

@@ -762,10 +762,11 @@ def _export_paths() -> dict[str, Any]:
     """Exports: a class's files for its teachers, a learner's own history."""
     from quizsvc.services.exports import CANVAS_RULES, KINDS
 
-    date = {"type": "string", "format": "date"}
+    # An empty field (a form left blank) means the default: no bound, csv.
+    date = {"anyOf": [{"type": "string", "format": "date"}, {"enum": [""]}]}
     dates = [
-        _query("from", date, "First day, in the class's time zone."),
-        _query("to", date, "Last day (included), in the class's time zone."),
+        _query("from", date, "First day, in the class's time zone (empty: open)."),
+        _query("to", date, "Last day (included), in the class's time zone (empty: open)."),
     ]
     return {
         "/classes/{class_id}/exports/{kind}": {
@@ -788,8 +789,8 @@ def _export_paths() -> dict[str, Any]:
                     },
                     _query(
                         "format",
-                        {"type": "string", "enum": ["csv", "xlsx", "jsonl"]},
-                        "csv (default), xlsx or jsonl; xapi is jsonl only, "
+                        {"type": "string", "enum": ["csv", "xlsx", "jsonl", ""]},
+                        "csv (default, also when empty), xlsx or jsonl; xapi is jsonl only, "
                         "workbook xlsx only, canvas csv or xlsx.",
                     ),
                     *dates,
@@ -827,8 +828,8 @@ def _export_paths() -> dict[str, Any]:
                 "parameters": [
                     _query(
                         "format",
-                        {"type": "string", "enum": ["csv", "json"]},
-                        "csv (default) or json.",
+                        {"type": "string", "enum": ["csv", "json", ""]},
+                        "csv (default, also when empty) or json.",
                     ),
                     *dates,
                 ],

@@ -56,6 +56,9 @@ MISCONCEPTION_EXAMPLES = 3
 EXPLANATIONS_SHOWN = 300
 RECENT_REVIEWS_SHOWN = 50
 DEFAULT_ROLLOVER_HOUR = 4
+# The days a report's date filter accepts.
+EARLIEST_DAY = date(1900, 1, 1)
+LATEST_DAY = date(9998, 12, 31)
 # Streaks are first counted over this many days; longer ones are counted again.
 STREAK_WINDOW_DAYS = 35
 _NO_TIME = np.iinfo(np.int64).min  # NumPy's NaT
@@ -130,12 +133,19 @@ def parse_period(start: str | None, end: str | None, timezone: str) -> Period:
         if not text or not text.strip():
             return None
         try:
-            return date.fromisoformat(text.strip())
+            day = date.fromisoformat(text.strip())
         except ValueError:
             raise LocalizedInvalidInput(
                 f"{zh}“{text.strip()[:40]}”不是日期；请写成 2026-09-01 这样。",
                 f"{en} {text.strip()[:40]!r} is not a date; write it as 2026-09-01.",
             ) from None
+        # Far-off days would overflow when shifted to UTC or to the next midnight.
+        if not EARLIEST_DAY <= day <= LATEST_DAY:
+            raise LocalizedInvalidInput(
+                f"{zh}须在 {EARLIEST_DAY} 与 {LATEST_DAY} 之间。",
+                f"{en} must be from {EARLIEST_DAY} to {LATEST_DAY}.",
+            )
+        return day
 
     first = read(start, "开始日期", "The start date")
     last = read(end, "结束日期", "The end date")

@@ -530,14 +530,20 @@ def open_item(
     day_position: int | None = None,
     day_total: int | None = None,
     now: datetime | None = None,
+    replace: bool = True,
 ) -> OpenItem:
-    """Mark an item as open in the learner's drill (replacing any open one)."""
+    """Mark an item as open in the learner's drill, replacing any open one.
+
+    With replace=False an item already open stays, and is returned instead.
+    """
     _check_fields(None, None, problem_kind, problem_seed, problem_level, None)
     lock_learner(session, user)
     item = session.get(Item, item_id)
     if item is None or item.retired_at is not None:
         raise NotFound(f"no item {item_id!r}")
     opened = session.get(OpenItem, user.id)
+    if opened is not None and not replace:
+        return opened
     if opened is None:
         opened = OpenItem(user_id=user.id)
         session.add(opened)

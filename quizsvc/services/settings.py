@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from quizsvc.db import phase_cache
 from quizsvc.models import LANGUAGES, LearnerSettings, User
 from quizsvc.services import InvalidInput, resolve_now
 from quizsvc.services.users import check_timezone
@@ -55,12 +56,7 @@ def _known_settings(session: Session) -> dict[int, LearnerSettings]:
     session's identity map forgets an object nobody holds, and never remembers
     that a learner has none stored, so each read would be a query again.
     """
-    session.connection()  # begins the transaction if it has not begun yet
-    transaction = session.get_transaction()
-    cached = session.info.get("learner_settings")
-    if cached is None or cached[0] is not transaction:
-        cached = session.info["learner_settings"] = (transaction, {})
-    return cached[1]
+    return phase_cache(session, "learner_settings")
 
 
 def get_or_create_settings(

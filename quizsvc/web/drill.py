@@ -14,7 +14,12 @@ from quizsvc import bank as bank_module
 from quizsvc import grading, problems
 from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
-from quizsvc.db import commits_without_flush, get_session, transaction
+from quizsvc.db import (
+    begin_reading,
+    commits_without_flush,
+    get_session,
+    transaction,
+)
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
 from quizsvc.services import NotFound, ServiceError, drill
@@ -104,8 +109,12 @@ def _render_item(
 @login_required
 def drill_page():
     """Show the open item (opening the next one), a pending explanation, or done."""
-    with transaction() as session:
-        step = drill.current_step(session, current_db_user())
+    user = current_db_user()
+    # Most steps only read; the day's plan is worked out before the write lock.
+    step = drill.preview_step(begin_reading(), user)
+    if isinstance(step, drill.PlannedOpening):
+        with transaction() as session:
+            step = drill.open_planned(session, user, step)
     if isinstance(step, drill.PendingExplanation):
         return redirect(url_for("drill.result", review_id=step.review.id))
     if isinstance(step, drill.Done):

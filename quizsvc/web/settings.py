@@ -36,7 +36,7 @@ from quizsvc.auth import (
     revoke_token,
     sign_out,
 )
-from quizsvc.db import get_session, transaction
+from quizsvc.db import begin_reading, get_session, transaction
 from quizsvc.i18n import current_language
 from quizsvc.models import LearnerSettings, User
 from quizsvc.services import InvalidInput, NotFound, ServiceError
@@ -108,7 +108,8 @@ def use_learner_language() -> None:
     """Let a signed-in learner's language setting choose the interface language."""
     if request.endpoint == "static" or not current_user.is_authenticated:
         return
-    g.user_language = load_settings(get_session(), current_db_user()).language
+    # Signing in opened the request's read phase (see db.begin_reading).
+    g.user_language = load_settings(begin_reading(), current_db_user()).language
 
 
 class _Refused(Exception):
