@@ -153,7 +153,13 @@ def iter_json_document(parts: dict[str, Table], head: dict[str, Any]) -> Iterato
 
 
 def _xlsx_cell(value: Any) -> Any:
-    return value[:XLSX_MAX_TEXT] if isinstance(value, str) else value
+    # Cut here, in UTF-16 units as Excel counts: a string XlsxWriter has to cut
+    # makes write_row stop, leaving the rest of the row empty.
+    if isinstance(value, str) and len(value) > XLSX_MAX_TEXT // 2:
+        from quizsvc.exports.xlsx import utf16_truncate
+
+        return utf16_truncate(value)
+    return value
 
 
 def _column_width(heading: str) -> float:
@@ -163,7 +169,17 @@ def _column_width(heading: str) -> float:
 
 
 def write_xlsx(tables: Iterable[Table], target: str | IO[bytes], language: str) -> None:
-    """Write tables as the sheets of one workbook (a file path or binary file)."""
+    """Write tables as the sheets of one workbook (a file path or binary file).
+
+    When a table's rows come as finished XML (`Table.xlsx_rows`), the workbook
+    is written directly (`quizsvc.exports.xlsx`), its other tables too.
+    """
+    tables = list(tables)
+    if any(table.xlsx_rows is not None for table in tables):
+        from quizsvc.exports.xlsx import write_workbook
+
+        write_workbook(tables, target, language)
+        return
     import xlsxwriter
 
     workbook = xlsxwriter.Workbook(

@@ -347,8 +347,8 @@ def _streamed(session: Session, query: Select) -> Iterator[tuple]:
 def _review_rows(
     session: Session, query: Select, zone: ZoneInfo, base: str, cells: bool = False
 ) -> Iterator[tuple]:
-    """Yield the reviews export's rows: typed values, or (`cells`) the CSV
-    records of a `sqlite_exports.review_cells_query`."""
+    """Yield the reviews export's rows: typed values, or (`cells`) the one
+    text column of a `sqlite_exports` query (CSV records, XLSX rows)."""
     if cells:
         from quizsvc.services import sqlite_exports
 
@@ -387,9 +387,10 @@ def reviews_table(
 
     zone = ZoneInfo(classroom.timezone)
     query = _class_reviews(classroom, options)
-    csv_lines = None
+    csv_lines = xlsx_rows = None
     if sqlite_exports.supported(session):
-        skills = {item_id: info.skills for item_id, info in _items(session).items()}
+        items = _items(session)
+        skills = {item_id: info.skills for item_id, info in items.items()}
         cells_query = sqlite_exports.review_cells_query(
             session,
             _class_learners(classroom),
@@ -399,12 +400,22 @@ def reviews_table(
             skills,
         )
         csv_lines = _review_rows(session, cells_query, zone, options.base, True)
+        rows_query = sqlite_exports.review_rows_query(
+            session,
+            _class_learners(classroom),
+            options.dates.period(classroom.timezone).bounds(),
+            zone,
+            options.base,
+            {key: (info.type, info.skills, info.lesson_id) for key, info in items.items()},
+        )
+        xlsx_rows = _review_rows(session, rows_query, zone, options.base, True)
     return Table(
         "reviews",
         {"en": "Reviews", "zh-CN": "答题记录"},
         REVIEW_COLUMNS,
         _review_rows(session, query, zone, options.base),
         csv_lines=csv_lines,
+        xlsx_rows=xlsx_rows,
     )
 
 

@@ -21,6 +21,12 @@ review as one finished CSV record, which Python only joins with line ends:
 Values stored in a form the cuts do not expect go through the generic path's
 own conversion, so the output is byte for byte `iter_csv`'s over the typed
 rows (tests/test_sqlite_exports.py). PostgreSQL keeps the generic path.
+
+The XLSX rows are made the same way: each review as a finished `<row>` of
+cells as `quizsvc.exports.xlsx.row_xml` writes them. Integers, 0 and 1 scores,
+booleans and plain text are cut in SQL; other values (text with XML's special
+characters, control characters or edge spaces, fractional scores) and the
+datetimes' serial numbers go to Python's `cell` functions.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import (
     ColumnElement,
     Float,
+    Integer,
     Select,
     String,
     case,
@@ -44,6 +51,7 @@ from sqlalchemy import (
 from sqlalchemy import type_coerce as as_type
 from sqlalchemy.orm import Session
 
+from quizsvc.exports import xlsx
 from quizsvc.exports.writers import FORMULA_TRIGGERS, csv_field, neutralize
 from quizsvc.models import Explanation, Item, Review, User
 
@@ -77,7 +85,44 @@ def review_cells_query(
     _register_functions(connection.connection.driver_connection, zone, skills)
     stored = _stored(Review.reviewed_at)
     span = connection.execute(select(func.min(stored), func.max(stored))).one()
-    return _in_range(_select(learners, zone, span, base), bounds)
+    return _in_range(_select(learners, _csv_fields(learners, zone, span, base), ","), bounds)
+
+
+def review_rows_query(
+    session: Session,
+    learners: Any,
+    bounds: tuple[datetime | None, datetime | None],
+    zone: ZoneInfo,
+    base: str,
+    items: dict[str, tuple[str, str, str]],
+) -> Select:
+    """The reviews export's SELECT of one XLSX `<row>` per row, in the generic order.
+
+    `items` holds each item's type, skills and lesson. Registers the Python
+    functions the SELECT calls on the session's connection.
+    """
+    from quizsvc.services.exports import _in_range
+
+    connection = session.connection()
+    people = connection.execute(
+        select(
+            learners.c.user_id,
+            learners.c.student_number,
+            learners.c.display_name,
+            User.username,
+        ).join(User, User.id == learners.c.user_id)
+    )
+    _register_xlsx_functions(
+        connection.connection.driver_connection,
+        zone,
+        base,
+        {user_id: xlsx.cells(row) for user_id, *row in people},
+        {item_id: xlsx.cells(row) for item_id, row in items.items()},
+    )
+    stored = _stored(Review.reviewed_at)
+    span = connection.execute(select(func.min(stored), func.max(stored))).one()
+    query = _select(learners, _xlsx_fields(stored, zone, span), "")
+    return _in_range(query, bounds)
 
 
 def cursor_lines(session: Session, query: Select) -> Iterator[str]:
@@ -97,14 +142,20 @@ def _stored(value: Any) -> ColumnElement[str]:
     return as_type(value, String)
 
 
-def _select(learners: Any, zone: ZoneInfo, span: tuple, base: str) -> Select:
-    moment = _stored(Review.reviewed_at)
+def _permalink(base: str) -> ColumnElement[str]:
     kind = Review.problem_kind
     # The generic path formats these with an f-string: None would read "None".
     permalink = literal(f"{base}practice/") + kind + "/" + _text_or_none(
         Review.problem_level
     ) + "/" + _text_or_none(Review.problem_seed)  # fmt: skip
-    fields = [
+    return case((func.coalesce(kind, "") != "", permalink))
+
+
+def _csv_fields(
+    learners: Any, zone: ZoneInfo, span: tuple, base: str
+) -> list[ColumnElement[str]]:
+    moment = _stored(Review.reviewed_at)
+    return [
         _number(Review.id),
         _number(Review.user_id),
         _typed_text(learners.c.student_number),
@@ -122,15 +173,62 @@ def _select(learners: Any, zone: ZoneInfo, span: tuple, base: str) -> Select:
         _number(Review.duration_ms),
         _typed_text(Review.answer_text),
         _key(Review.misconception),
-        _key(kind),
+        _key(Review.problem_kind),
         _number(Review.problem_seed),
         _number(Review.problem_level),
-        _key(case((func.coalesce(kind, "") != "", permalink))),
+        _key(_permalink(base)),
         _typed_text(Explanation.body),
     ]
+
+
+def _xlsx_fields(
+    moment: ColumnElement[str], zone: ZoneInfo, span: tuple
+) -> list[ColumnElement[str]]:
+    kind, misconception = Review.problem_kind, Review.misconception
+    return [
+        literal("<row>"),
+        _xml_int(Review.id),
+        _xml_int(Review.user_id),
+        # The learner's and the item's cells, made once each, and both times.
+        func.qz_xlsx_middle(
+            Review.user_id,
+            Review.item_id,
+            moment,
+            _offset_seconds(moment, zone, span),
+            type_=String,
+        ),
+        _xml_int(Review.rating),
+        _xml_bool(Review.correct),
+        _xml_real(Review.score),
+        _xml_int(Review.duration_ms),
+        _xml_text(Review.answer_text),
+        # Misconception, kind, seed, level and permalink: Python's when there
+        # is a problem or a misconception, which are few and repeat.
+        case(
+            (
+                misconception.is_(None) & kind.is_(None),
+                literal(xlsx.EMPTY * 2)
+                + _xml_int(Review.problem_seed)
+                + _xml_int(Review.problem_level)
+                + xlsx.EMPTY,
+            ),
+            else_=func.qz_xlsx_problem(
+                misconception,
+                kind,
+                Review.problem_seed,
+                Review.problem_level,
+                type_=String,
+            ),
+        ),
+        _xml_text(Explanation.body),
+        literal("</row>"),
+    ]
+
+
+def _select(learners: Any, fields: list[ColumnElement[str]], separator: str) -> Select:
     record = fields[0]
     for field in fields[1:]:
-        record = record + "," + field
+        record = record + separator + field if separator else record + field
     return (
         select(record)
         .join(learners, learners.c.user_id == Review.user_id)
@@ -138,6 +236,68 @@ def _select(learners: Any, zone: ZoneInfo, span: tuple, base: str) -> Select:
         .join(Item, Item.id == Review.item_id)
         .outerjoin(Explanation, Explanation.review_id == Review.id)
         .order_by(learners.c.user_id, Review.reviewed_at, Review.id)
+    )
+
+
+# Text inline as it is holds none of XML's specials, no control character
+# (XlsxWriter writes them as _xHHHH_; tab and line ends are sent to Python too,
+# which keeps them) and no "_x" (which XlsxWriter may escape). GLOB stops
+# reading at a NUL: instr finds it.
+_XML_SPECIAL = "*[\x01-\x1f&<>\ufffe\uffff]*"
+# Leading or trailing white space makes XlsxWriter add xml:space="preserve".
+_SPACES = "".join(ch for ch in map(chr, range(0x3001)) if ch.isspace())
+_PLAIN_LENGTH = xlsx.MAX_TEXT // 2
+_INT_EXACT = 2**53
+
+
+def _xml_text(text: Any) -> ColumnElement[str]:
+    """A text cell: inline as it is, or written by Python when it needs escapes."""
+    plain = (
+        (func.typeof(text) == "text")
+        & (func.length(text) <= _PLAIN_LENGTH)
+        & ~text.op("GLOB", is_comparison=True)("*_x*")
+        & (func.instr(text, func.char(0)) == 0)
+        & (func.trim(text, _SPACES) == text)
+        & ~text.op("GLOB", is_comparison=True)(_XML_SPECIAL)
+    )
+    return case(
+        (text.is_(None) | (text == ""), xlsx.EMPTY),
+        (plain, '<c t="inlineStr"><is><t>' + as_type(text, String) + "</t></is></c>"),
+        else_=func.qz_xlsx_cell(text, type_=String),
+    )
+
+
+def _xml_int(value: Any) -> ColumnElement[str]:
+    """An integer cell: SQLite's digits where a float holds the integer exactly."""
+    return case(
+        (value.is_(None), xlsx.EMPTY),
+        (
+            (func.typeof(value) == "integer")
+            & value.between(-_INT_EXACT, _INT_EXACT),
+            "<c><v>" + as_type(value, String) + "</v></c>",
+        ),
+        else_=func.qz_xlsx_cell(value, type_=String),
+    )
+
+
+def _xml_real(value: Any) -> ColumnElement[str]:
+    """A float cell: scores of 0 and 1 in SQL, others as Python formats them."""
+    real = func.typeof(value) == "real"
+    return case(
+        (value.is_(None), xlsx.EMPTY),
+        (real & (value == 1.0), "<c><v>1</v></c>"),
+        (real & (value == 0.0), "<c><v>0</v></c>"),
+        else_=func.qz_xlsx_cell(value, type_=String),
+    )
+
+
+def _xml_bool(value: Any) -> ColumnElement[str]:
+    number = as_type(value, Integer)
+    integer = func.typeof(number) == "integer"
+    return case(
+        (integer & (number != 0), xlsx.TRUE),
+        (integer, xlsx.FALSE),
+        else_=func.qz_xlsx_bool(number, type_=String),
     )
 
 
@@ -223,6 +383,31 @@ def _local_text(
     return case(*branches, else_=_shifted(moment, periods[-1][1]))
 
 
+def _offset_seconds(
+    moment: ColumnElement[str], zone: ZoneInfo, span: tuple
+) -> ColumnElement[int]:
+    """The zone's UTC offset in seconds at the stored time; NULL where Python
+    must find it (an unexpected form, a sub-second offset)."""
+    first, last = span
+    if first is None or len(first) != STORED_LENGTH or len(last) != STORED_LENGTH:
+        return literal(None, Integer)
+    periods = utc_offsets(
+        datetime.fromisoformat(first).replace(tzinfo=UTC),
+        datetime.fromisoformat(last).replace(tzinfo=UTC),
+        zone,
+    )
+
+    def seconds(offset: timedelta) -> ColumnElement[int]:
+        whole = int(offset.total_seconds())
+        return literal(whole if whole == offset.total_seconds() else None, Integer)
+
+    branches = [(func.length(moment) != STORED_LENGTH, literal(None, Integer))]
+    for (_start, offset), (following, _next) in zip(periods, periods[1:], strict=False):
+        boundary = following.strftime("%Y-%m-%d %H:%M:%S.%f")
+        branches.append((moment < boundary, seconds(offset)))
+    return case(*branches, else_=seconds(periods[-1][1]))
+
+
 def _shifted(moment: ColumnElement[str], offset: timedelta) -> ColumnElement[str]:
     seconds = int(offset.total_seconds())
     if seconds != offset.total_seconds():  # sub-second offsets: only in history
@@ -296,3 +481,57 @@ def _register_functions(driver: Any, zone: ZoneInfo, skills: dict[str, str]) -> 
     # Each item's skills as a finished CSV field.
     fields = {item_id: csv_field(names) for item_id, names in skills.items()}
     driver.create_function("qz_skills", 1, fields.get, deterministic=True)
+
+
+def _register_xlsx_functions(
+    driver: Any,
+    zone: ZoneInfo,
+    base: str,
+    people: dict[int, str],
+    items: dict[str, str],
+) -> None:
+    def middle(user_id: int, item_id: str, text: str | None, offset: int | None):
+        return people[user_id] + items[item_id] + _time_cells(text, offset, zone)
+
+    def problem(misconception: Any, kind: Any, seed: Any, level: Any) -> str:
+        # As the generic path makes the permalink.
+        permalink = f"{base}practice/{kind}/{level}/{seed}" if kind else None
+        return xlsx.cells((misconception, kind, seed, level, permalink))
+
+    def as_bool(value: Any) -> str:
+        # As SQLAlchemy's Boolean reads it.
+        return xlsx.cell(None if value is None else bool(value))
+
+    driver.create_function("qz_xlsx_cell", 1, xlsx.cell, deterministic=True)
+    driver.create_function("qz_xlsx_bool", 1, as_bool, deterministic=True)
+    driver.create_function("qz_xlsx_problem", 4, problem)
+    driver.create_function("qz_xlsx_middle", 4, middle)
+
+
+# Days from XlsxWriter's epoch (1899-12-31) to the proleptic Gregorian day 1.
+_EPOCH_ORDINAL = datetime(1899, 12, 31).toordinal()
+
+
+def _time_cells(text: str | None, offset: int | None, zone: ZoneInfo) -> str:
+    """The UTC and the local time of a stored UTC time as two date cells.
+
+    The serial numbers are XlsxWriter's (`xlsx.excel_serial`), computed from
+    the day number and the seconds without building the local datetime.
+    """
+    if text is None:
+        return xlsx.EMPTY * 2
+    moment = datetime.fromisoformat(text)
+    days = moment.toordinal() - _EPOCH_ORDINAL
+    if offset is None or days < 61 or moment.tzinfo is not None:
+        moment = moment.replace(tzinfo=UTC)
+        return xlsx.date_cell(moment) + xlsx.date_cell(moment.astimezone(zone))
+    seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
+    fraction = moment.microsecond / 1e6
+    local_days, local_seconds = divmod(days * 86_400 + seconds + offset, 86_400)
+    # Excel's serial counts a 29 February 1900 that never was: hence the + 1.
+    utc = days + (seconds + fraction) / 86_400 + 1
+    local = local_days + (local_seconds + fraction) / 86_400 + 1
+    return f'{_DATE_CELL}{utc:.16G}</v></c>{_DATE_CELL}{local:.16G}</v></c>'
+
+
+_DATE_CELL = f'<c s="{xlsx.DATE_STYLE}"><v>'
