@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizsvc.exports import Table, column, write_xlsx, writers, xlsx
+from tests.exportutil import assert_same_workbook
 
 HOSTILE_TEXTS = (
     "=HYPERLINK(\"http://evil.example\",\"click\")", "+1", "-0.5", "@sum", "007",
@@ -60,37 +61,6 @@ def both_workbooks(make_tables, language="zh-CN"):
     )
 
 
-def cells(workbook, rows: int, columns: int) -> dict[str, list[list[tuple]]]:
-    """Every cell of every sheet: value, type, date-ness, style when a date, bold."""
-    return {
-        sheet.title: [
-            [
-                (c.value, type(c.value), c.data_type, c.is_date,
-                 c.number_format if c.is_date else None, c.font.b)
-                for c in row
-            ]  # fmt: skip
-            for row in sheet.iter_rows(max_row=rows, max_col=columns)
-        ]
-        for sheet in workbook.worksheets
-    }
-
-
-def assert_same_workbook(generic, direct) -> None:
-    assert direct.sheetnames == generic.sheetnames
-    # The same extent: a row of empty values is written as empty cells here
-    # and not at all by XlsxWriter; both read as empty.
-    rows = max(sheet.max_row for sheet in [*direct, *generic])
-    columns = max(sheet.max_column for sheet in [*direct, *generic])
-    assert cells(direct, rows, columns) == cells(generic, rows, columns)
-    for mine, theirs in zip(direct.worksheets, generic.worksheets, strict=True):
-        assert mine.freeze_panes == theirs.freeze_panes == "A2"
-        widths = {k: d.width for k, d in mine.column_dimensions.items()}
-        for key, dimension in theirs.column_dimensions.items():
-            for index in range(dimension.min, dimension.max + 1):
-                letter = openpyxl.utils.get_column_letter(index)
-                assert widths[letter] == dimension.width, (key, letter)
-
-
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(*[values] * 5), max_size=8))
 def test_any_row_reads_back_as_xlsxwriter_writes_it(rows):
@@ -119,10 +89,13 @@ def test_long_text_is_cut_at_excels_limit_in_utf16_units():
     assert len(direct["行"]["B2"].value) == 16_383
 
 
+LAST_MICROSECOND = datetime(2026, 3, 8, 6, 59, 59, 999_999)
+
+
 def test_numbers_and_times_keep_their_types():
     """Do big integers, -0.0, fractions and dates stay numbers and dates?"""
     rows = [
-        (2**53 + 1, -(2**62), -0.0, 0.1 + 0.2, datetime(2026, 3, 8, 6, 59, 59, 999_999)),
+        (2**53 + 1, -(2**62), -0.0, 0.1 + 0.2, LAST_MICROSECOND),
         (-7, 1e-5, True, False, datetime(1900, 1, 1, 12, tzinfo=UTC)),
         (0, 1.0, None, "", datetime(1900, 3, 1)),
     ]

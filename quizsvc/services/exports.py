@@ -406,7 +406,7 @@ def reviews_table(
             options.dates.period(classroom.timezone).bounds(),
             zone,
             options.base,
-            {key: (info.type, info.skills, info.lesson_id) for key, info in items.items()},
+            {key: (it.type, it.skills, it.lesson_id) for key, it in items.items()},
         )
         xlsx_rows = _review_rows(session, rows_query, zone, options.base, True)
     return Table(

@@ -85,7 +85,8 @@ def review_cells_query(
     _register_functions(connection.connection.driver_connection, zone, skills)
     stored = _stored(Review.reviewed_at)
     span = connection.execute(select(func.min(stored), func.max(stored))).one()
-    return _in_range(_select(learners, _csv_fields(learners, zone, span, base), ","), bounds)
+    query = _select(learners, _csv_fields(learners, zone, span, base), ",")
+    return _in_range(query, bounds)
 
 
 def review_rows_query(
@@ -117,7 +118,7 @@ def review_rows_query(
         zone,
         base,
         {user_id: xlsx.cells(row) for user_id, *row in people},
-        {item_id: xlsx.cells(row) for item_id, row in items.items()},
+        {item_id: xlsx.cells((item_id, *row)) for item_id, row in items.items()},
     )
     stored = _stored(Review.reviewed_at)
     span = connection.execute(select(func.min(stored), func.max(stored))).one()
