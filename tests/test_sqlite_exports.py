@@ -13,7 +13,7 @@ import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import update
+from sqlalchemy import text, update
 
 from quizsvc.exports import iter_csv, write_xlsx
 from quizsvc.models import Explanation, Membership, Review, User
@@ -159,6 +159,11 @@ def test_fast_xlsx_matches_xlsxwriter_cell_for_cell(db_session, history, zone):
     db_session.execute(
         update(User).where(User.username == "bo").values(username="bo_x0001_")
     )
+    # A time stored without its fraction: Python reads it instead of SQL.
+    db_session.execute(
+        text("UPDATE reviews SET reviewed_at = '2026-03-08 07:00:01' WHERE id = :id"),
+        {"id": history.reviews["bo"][0]},
+    )
     history.classroom.timezone = zone
     db_session.flush()
     fast, generic = both_workbooks(db_session, history.classroom)
@@ -199,7 +204,7 @@ def test_fast_xlsx_workbook_writes_every_sheet(db_session, history):
 )
 @given(
     offset=st.integers(0, 1000),
-    start=st.datetimes(datetime(1990, 1, 1), datetime(2070, 1, 1)),
+    start=st.datetimes(datetime(1900, 1, 1), datetime(2070, 1, 1)),
     zone=st.sampled_from(["America/New_York", "Europe/London", "Australia/Lord_Howe"]),
     answer=st.text(max_size=20) | st.none(),
     score=st.floats(0, 1),

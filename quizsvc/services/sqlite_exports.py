@@ -491,8 +491,30 @@ def _register_xlsx_functions(
     people: dict[int, str],
     items: dict[str, str],
 ) -> None:
+    parse = datetime.fromisoformat
+    style = xlsx.DATE_STYLE
+
     def middle(user_id: int, item_id: str, text: str | None, offset: int | None):
-        return people[user_id] + items[item_id] + _time_cells(text, offset, zone)
+        """The learner's and the item's cells, then the UTC and the local time.
+
+        The times' serial numbers are XlsxWriter's (`xlsx.excel_serial`),
+        computed from the day number and the seconds of the stored UTC time
+        and the zone's offset, without building datetimes: once per review.
+        """
+        head = people[user_id] + items[item_id]
+        moment = None if text is None else parse(text)
+        days = 0 if moment is None else moment.toordinal() - _EPOCH_ORDINAL
+        if offset is None or days < 61 or moment.tzinfo is not None:
+            return head + _time_cells(moment, zone)
+        seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
+        fraction = moment.microsecond / 1e6
+        local_days, local_seconds = divmod(days * 86_400 + seconds + offset, 86_400)
+        # The + 1: Excel's serials count a 29 February 1900 that never was.
+        return (
+            f'{head}<c s="{style}"><v>{days + (seconds + fraction) / 86_400 + 1:.16G}'
+            f'</v></c><c s="{style}"><v>'
+            f"{local_days + (local_seconds + fraction) / 86_400 + 1:.16G}</v></c>"
+        )
 
     def problem(misconception: Any, kind: Any, seed: Any, level: Any) -> str:
         # As the generic path makes the permalink.
@@ -513,26 +535,9 @@ def _register_xlsx_functions(
 _EPOCH_ORDINAL = datetime(1899, 12, 31).toordinal()
 
 
-def _time_cells(text: str | None, offset: int | None, zone: ZoneInfo) -> str:
-    """The UTC and the local time of a stored UTC time as two date cells.
-
-    The serial numbers are XlsxWriter's (`xlsx.excel_serial`), computed from
-    the day number and the seconds without building the local datetime.
-    """
-    if text is None:
+def _time_cells(moment: datetime | None, zone: ZoneInfo) -> str:
+    """A stored UTC time as two date cells, UTC and local, the general way."""
+    if moment is None:
         return xlsx.EMPTY * 2
-    moment = datetime.fromisoformat(text)
-    days = moment.toordinal() - _EPOCH_ORDINAL
-    if offset is None or days < 61 or moment.tzinfo is not None:
-        moment = moment.replace(tzinfo=UTC)
-        return xlsx.date_cell(moment) + xlsx.date_cell(moment.astimezone(zone))
-    seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
-    fraction = moment.microsecond / 1e6
-    local_days, local_seconds = divmod(days * 86_400 + seconds + offset, 86_400)
-    # Excel's serial counts a 29 February 1900 that never was: hence the + 1.
-    utc = days + (seconds + fraction) / 86_400 + 1
-    local = local_days + (local_seconds + fraction) / 86_400 + 1
-    return f'{_DATE_CELL}{utc:.16G}</v></c>{_DATE_CELL}{local:.16G}</v></c>'
-
-
-_DATE_CELL = f'<c s="{xlsx.DATE_STYLE}"><v>'
+    moment = moment.replace(tzinfo=UTC)
+    return xlsx.date_cell(moment) + xlsx.date_cell(moment.astimezone(zone))
