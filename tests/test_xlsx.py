@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import openpyxl
 from hypothesis import given, settings
@@ -27,6 +27,7 @@ texts = st.one_of(
 )
 moments = st.one_of(
     st.datetimes(datetime(1900, 1, 1), datetime(2100, 1, 1)),
+    st.dates(date(1900, 1, 1), date(2100, 1, 1)),
     st.datetimes(
         datetime(1901, 1, 1),
         datetime(2099, 1, 1),
@@ -97,12 +98,13 @@ def test_numbers_and_times_keep_their_types():
     rows = [
         (2**53 + 1, -(2**62), -0.0, 0.1 + 0.2, LAST_MICROSECOND),
         (-7, 1e-5, True, False, datetime(1900, 1, 1, 12, tzinfo=UTC)),
-        (0, 1.0, None, "", datetime(1900, 3, 1)),
+        (0, 1.0, date(1900, 1, 1), "", datetime(1900, 3, 1)),
     ]
     generic, direct, _ = both_workbooks(lambda: [table(rows)])
     assert_same_workbook(generic, direct)
     assert direct["行"]["E2"].value == datetime(2026, 3, 8, 7, 0)  # read to the ms
     assert direct["行"]["A4"].value == 0 and direct["行"]["B4"].value == 1
+    assert direct["行"]["C4"].is_date
 
 
 def test_several_tables_and_an_empty_one_are_sheets_with_headers():

@@ -8,7 +8,9 @@
   formula and stays as it is, and numeric cells are never touched.
 - XLSX cells are typed (numbers, booleans, dates; text is always a string cell,
   never a formula, so it needs no apostrophe); the header row is frozen. Written
-  with XlsxWriter in constant-memory mode: each row goes to disk as it comes.
+  with XlsxWriter in constant-memory mode: each row goes to disk as it comes;
+  or, when the database made the rows' XML (SQLite), directly as zipped XML
+  with the same cells (`quizsvc.exports.xlsx`).
 - JSON lines: one object per row keyed by the column keys (datetimes as ISO
   8601 with milliseconds and the UTC offset, as in CSV), or, for a table of
   one "object" column (xAPI), that object itself.

@@ -95,15 +95,15 @@ def excel_serial(moment: datetime | date | time | timedelta) -> float:
         return moment.days + (moment.seconds + moment.microseconds / 1e6) / 86_400
     if isinstance(moment, datetime):
         moment = moment.replace(tzinfo=None)
+        # As XlsxWriter has it: a datetime on 1 January 1900 is a day earlier.
+        shift = -1 if moment.isocalendar() == (1900, 1, 1) else 0
     elif isinstance(moment, date):
-        moment = datetime.fromordinal(moment.toordinal())
+        moment, shift = datetime.fromordinal(moment.toordinal()), 0
     else:
-        moment = datetime.combine(_EPOCH, moment.replace(tzinfo=None))
+        moment, shift = datetime.combine(_EPOCH, moment.replace(tzinfo=None)), 0
     delta = moment - _EPOCH
     serial = delta.days + (delta.seconds + delta.microseconds / 1e6) / 86_400
-    # Time-only values sit on Excel's day 0; 1900-01-01 is its day 1.
-    if moment.isocalendar() == (1900, 1, 1):
-        serial -= 1
+    serial += shift
     # Excel counts a 29 February 1900 that never was.
     return serial + 1 if serial > 59 else serial
 
