@@ -133,7 +133,7 @@ def test_rows_made_elsewhere_go_in_as_they_are():
     """Are a table's ready `<row>`s written after its preamble, unchanged?"""
     ready = Table(
         "t", {"en": "Rows"}, COLUMNS[:2], rows=[], preamble=(("first", 1),),
-        xlsx_rows=iter(["<row><c><v>5</v></c><c/></row>"]),
+        xlsx_rows=iter([b"<row><c><v>5</v></c><c/></row>"]),
     )  # fmt: skip
     buffer = io.BytesIO()
     write_xlsx([ready], buffer, "en")

@@ -49,9 +49,9 @@ class Table:
     # end, exactly as the CSV writer would write `rows`), when the source makes
     # them much faster than the writer's per-value work (SQLite, in SQL).
     csv_lines: Iterable[str] | None = None
-    # The same rows already as XLSX `<row>` elements, cells as
+    # The same rows already as XLSX `<row>` elements in UTF-8, cells as
     # `quizsvc.exports.xlsx.row_xml` writes them, from the same kind of source.
-    xlsx_rows: Iterable[str] | None = None
+    xlsx_rows: Iterable[bytes] | None = None
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         yield from self.preamble

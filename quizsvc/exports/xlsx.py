@@ -209,14 +209,18 @@ _SHEET_TAIL = (
 )
 
 
-def _table_rows(table: Table) -> Iterator[str]:
-    """The table's rows as `<row>` XML: the database's when it made them."""
+def _table_rows(table: Table) -> Iterator[bytes]:
+    """The table's rows as UTF-8 `<row>` XML: the database's when it made them."""
     if table.xlsx_rows is None:
-        return map(row_xml, table)
-    return _chain(map(row_xml, table.preamble), table.xlsx_rows)
+        return map(_encoded_row, table)
+    return _chain(map(_encoded_row, table.preamble), table.xlsx_rows)
 
 
-def _chain(first: Iterable[str], rest: Iterable[str]) -> Iterator[str]:
+def _encoded_row(values: Iterable[Any]) -> bytes:
+    return row_xml(values).encode("utf-8")
+
+
+def _chain(first: Iterable[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
     yield from first
     yield from rest
 
@@ -244,17 +248,17 @@ def write_workbook(tables: Iterable[Table], target: str | IO[bytes], language: s
 
 
 def _write_sheet(
-    package: zipfile.ZipFile, path: str, headings: list[str], rows: Iterator[str]
-) -> Iterator[str] | None:
+    package: zipfile.ZipFile, path: str, headings: list[str], rows: Iterator[bytes]
+) -> Iterator[bytes] | None:
     """Write one sheet's part; return the rows that did not fit, if any."""
     room = MAX_ROWS - 1
     with package.open(path, "w", force_zip64=True) as part:
         with _Compressor(part) as compressor:
-            compressor.put(_sheet_head(headings))
+            compressor.put(_sheet_head(headings).encode("utf-8"))
             while room and (chunk := list(islice(rows, min(CHUNK_ROWS, room)))):
                 room -= len(chunk)
-                compressor.put("".join(chunk))
-            compressor.put(_SHEET_TAIL)
+                compressor.put(b"".join(chunk))
+            compressor.put(_SHEET_TAIL.encode("utf-8"))
     if room:
         return None
     # A full sheet: continued only if another row follows.
@@ -263,11 +267,11 @@ def _write_sheet(
 
 
 class _Compressor:
-    """Encode and write text blocks to a zip part in a thread of its own."""
+    """Write blocks to a zip part (deflating them) in a thread of its own."""
 
     def __init__(self, part: IO[bytes]) -> None:
         self.part = part
-        self.blocks: queue.Queue[str | None] = queue.Queue(QUEUED_BLOCKS)
+        self.blocks: queue.Queue[bytes | None] = queue.Queue(QUEUED_BLOCKS)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -275,7 +279,7 @@ class _Compressor:
         self.thread.start()
         return self
 
-    def put(self, block: str) -> None:
+    def put(self, block: bytes) -> None:
         if self.error is not None:
             raise self.error
         self.blocks.put(block)
@@ -284,7 +288,7 @@ class _Compressor:
         while (block := self.blocks.get()) is not None:
             if self.error is None:
                 try:
-                    self.part.write(block.encode("utf-8"))
+                    self.part.write(block)
                 except BaseException as exc:  # re-raised by the producer
                     self.error = exc
 

@@ -40,6 +40,7 @@ from sqlalchemy import (
     ColumnElement,
     Float,
     Integer,
+    LargeBinary,
     Select,
     String,
     case,
@@ -117,12 +118,14 @@ def review_rows_query(
         connection.connection.driver_connection,
         zone,
         base,
-        {user_id: xlsx.cells(row) for user_id, *row in people},
-        {item_id: xlsx.cells((item_id, *row)) for item_id, row in items.items()},
+        {user_id: _utf8(xlsx.cells(row)) for user_id, *row in people},
+        {key: _utf8(xlsx.cells((key, *row))) for key, row in items.items()},
     )
     stored = _stored(Review.reviewed_at)
     span = connection.execute(select(func.min(stored), func.max(stored))).one()
-    query = _select(learners, _xlsx_fields(stored, zone, span), "")
+    row = _select(learners, _xlsx_fields(stored, zone, span), "")
+    # As bytes: Python neither decodes the row nor encodes it again to write it.
+    query = row.with_only_columns(cast(row.selected_columns[0], LargeBinary))
     return _in_range(query, bounds)
 
 
@@ -488,8 +491,8 @@ def _register_xlsx_functions(
     driver: Any,
     zone: ZoneInfo,
     base: str,
-    people: dict[int, str],
-    items: dict[str, str],
+    people: dict[int, bytes],
+    items: dict[str, bytes],
 ) -> None:
     parse = datetime.fromisoformat
     style = xlsx.DATE_STYLE
@@ -505,16 +508,16 @@ def _register_xlsx_functions(
         moment = None if text is None else parse(text)
         days = 0 if moment is None else moment.toordinal() - _EPOCH_ORDINAL
         if offset is None or days < 61 or moment.tzinfo is not None:
-            return head + _time_cells(moment, zone)
+            return head + _utf8(_time_cells(moment, zone))
         seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
         fraction = moment.microsecond / 1e6
         local_days, local_seconds = divmod(days * 86_400 + seconds + offset, 86_400)
         # The + 1: Excel's serials count a 29 February 1900 that never was.
-        return (
-            f'{head}<c s="{style}"><v>{days + (seconds + fraction) / 86_400 + 1:.16G}'
+        return head + (
+            f'<c s="{style}"><v>{days + (seconds + fraction) / 86_400 + 1:.16G}'
             f'</v></c><c s="{style}"><v>'
             f"{local_days + (local_seconds + fraction) / 86_400 + 1:.16G}</v></c>"
-        )
+        ).encode("ascii")
 
     def problem(misconception: Any, kind: Any, seed: Any, level: Any) -> str:
         # As the generic path makes the permalink.
@@ -529,6 +532,10 @@ def _register_xlsx_functions(
     driver.create_function("qz_xlsx_bool", 1, as_bool, deterministic=True)
     driver.create_function("qz_xlsx_problem", 4, problem)
     driver.create_function("qz_xlsx_middle", 4, middle)
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8")
 
 
 # Days from XlsxWriter's epoch (1899-12-31) to the proleptic Gregorian day 1.
