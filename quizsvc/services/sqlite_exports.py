@@ -495,7 +495,7 @@ def _register_xlsx_functions(
     items: dict[str, bytes],
 ) -> None:
     parse = datetime.fromisoformat
-    style = xlsx.DATE_STYLE
+    times = 2 * f'<c s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
 
     def middle(user_id: int, item_id: str, text: str | None, offset: int | None):
         """The learner's and the item's cells, then the UTC and the local time.
@@ -511,13 +511,13 @@ def _register_xlsx_functions(
             return head + _utf8(_time_cells(moment, zone))
         seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
         fraction = moment.microsecond / 1e6
-        local_days, local_seconds = divmod(days * 86_400 + seconds + offset, 86_400)
+        local_days, local_seconds = days, seconds + offset
+        if not 0 <= local_seconds < 86_400:
+            local_days, local_seconds = divmod(days * 86_400 + local_seconds, 86_400)
         # The + 1: Excel's serials count a 29 February 1900 that never was.
-        return head + (
-            f'<c s="{style}"><v>{days + (seconds + fraction) / 86_400 + 1:.16G}'
-            f'</v></c><c s="{style}"><v>'
-            f"{local_days + (local_seconds + fraction) / 86_400 + 1:.16G}</v></c>"
-        ).encode("ascii")
+        utc = days + (seconds + fraction) / 86_400 + 1
+        local = local_days + (local_seconds + fraction) / 86_400 + 1
+        return head + (times % (utc, local)).encode("ascii")
 
     def problem(misconception: Any, kind: Any, seed: Any, level: Any) -> str:
         # As the generic path makes the permalink.
