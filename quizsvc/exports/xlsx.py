@@ -225,7 +225,9 @@ def _chain(first: Iterable[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
-def write_workbook(tables: Iterable[Table], target: str | IO[bytes], language: str):
+def write_workbook(
+    tables: Iterable[Table], target: str | IO[bytes], language: str
+) -> None:
     """Write tables as the sheets of one workbook (a file path or binary file).
 
     A sheet holds Excel's maximum of rows; the rest continue on the next sheet,
