@@ -497,12 +497,14 @@ def _register_xlsx_functions(
     parse = datetime.fromisoformat
     times = 2 * f'<c s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
 
-    def middle(user_id: int, item_id: str, text: str | None, offset: int | None):
+    def middle(
+        user_id: int, item_id: str, text: str | None, offset: int | None
+    ) -> bytes:
         """The learner's and the item's cells, then the UTC and the local time.
 
         The times' serial numbers are XlsxWriter's (`xlsx.excel_serial`),
         computed from the day number and the seconds of the stored UTC time
-        and the zone's offset, without building datetimes: once per review.
+        and the zone's offset (found in SQL) without a time-zone conversion.
         """
         head = people[user_id] + items[item_id]
         moment = None if text is None else parse(text)
