@@ -59,6 +59,9 @@ LAZY_COMMANDS = {
     ),
 }
 
+# Commands that need the app's configuration and database, not its web parts.
+DATA_COMMANDS = frozenset({"export"})
+
 
 class LazyGroup(click.Group):
     """A click group whose commands are imported only when they are used."""
@@ -121,7 +124,10 @@ def main(ctx: click.Context) -> None:
     if ctx.obj is None:
         from flask.cli import ScriptInfo
 
-        ctx.obj = ScriptInfo(create_app=create_app, set_debug_flag=False)
+        factory = create_app
+        if ctx.invoked_subcommand in DATA_COMMANDS:
+            from quizsvc.app import create_data_app as factory
+        ctx.obj = ScriptInfo(create_app=factory, set_debug_flag=False)
 
 
 class MatrixParam(click.ParamType):
