@@ -13,7 +13,7 @@ import openpyxl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import text, update
+from sqlalchemy import select, text, update
 
 from quizsvc.exports import iter_csv, write_xlsx
 from quizsvc.models import Explanation, Membership, Review, User
@@ -88,6 +88,81 @@ def test_fast_csv_honours_the_date_range(db_session, history):
     assert fast == generic and fast.count("\r\n") < both_paths(
         db_session, history.classroom
     )[0].count("\r\n")
+
+
+# Student numbers and names a teacher may type (or paste).
+LEARNER_TEXTS = (
+    "=1+2", "+86 138", "-5", "@ali", "\tTab", "\rCR", 'say "hi"', "a,b",
+    "two\nlines", "王小明", "nul\x00,byte", None, "", "-0.5", "学号 2026001",
+)  # fmt: skip
+
+
+def store_learner_texts(session, history, shift):
+    """Give each learner of the class a different awkward student number and name."""
+    members = session.scalars(
+        select(Membership)
+        .where(
+            Membership.class_id == history.classroom.id, Membership.role == "learner"
+        )
+        .order_by(Membership.user_id)
+    ).all()
+    for n, member in enumerate(members, shift):
+        member.student_number = LEARNER_TEXTS[n % len(LEARNER_TEXTS)]
+        member.display_name = LEARNER_TEXTS[(n + 5) % len(LEARNER_TEXTS)]
+    session.flush()
+    return members
+
+
+@pytest.mark.parametrize("shift", range(len(LEARNER_TEXTS)))
+def test_fast_csv_writes_each_learners_cells_as_the_writer(db_session, history, shift):
+    """Do formulas, quotes, line breaks, NULs and CJK in student numbers and names
+    come out as the writer's, each on its own learner's rows?"""
+    members = store_learner_texts(db_session, history, shift)
+    assert len(members) > 1
+    db_session.execute(
+        update(User)
+        .where(User.id == members[0].user_id)
+        .values(username=LEARNER_TEXTS[shift] or "=u", display_name="=账户名")
+    )
+    fast, generic = both_paths(db_session, history.classroom)
+    assert fast == generic
+
+
+def test_fast_csv_keeps_nul_characters(db_session, history):
+    """Does text holding a NUL (which SQLite's printf would cut) come out whole?"""
+    ids = [i for ids in history.reviews.values() for i in ids]
+    db_session.execute(
+        update(Review)
+        .where(Review.id.in_(ids[::2]))
+        .values(answer_text="a\x00,b", misconception="x\x00y", problem_kind="k\x00")
+    )
+    db_session.execute(update(Explanation).values(body="=\x00\r\n"))
+    db_session.flush()
+    fast, generic = both_paths(db_session, history.classroom)
+    assert fast == generic and "a\x00,b" in fast
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    number=st.text(max_size=12) | st.none(),
+    name=st.text(max_size=12) | st.none(),
+    answer=st.text(max_size=20) | st.none(),
+    body=st.text(max_size=20),
+)
+def test_fast_csv_matches_for_any_text(db_session, history, number, name, answer, body):
+    """Whatever text is stored, is the fast CSV the writer's, byte for byte?"""
+    db_session.execute(
+        update(Membership).values(student_number=number, display_name=name)
+    )
+    db_session.execute(update(Review).values(answer_text=answer))
+    db_session.execute(update(Explanation).values(body=body))
+    db_session.flush()
+    fast, generic = both_paths(db_session, history.classroom)
+    assert fast == generic
 
 
 @settings(max_examples=40, deadline=None)

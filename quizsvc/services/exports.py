@@ -347,12 +347,12 @@ def _streamed(session: Session, query: Select) -> Iterator[tuple]:
 def _review_rows(
     session: Session, query: Select, zone: ZoneInfo, base: str, cells: bool = False
 ) -> Iterator[tuple]:
-    """Yield the reviews export's rows: typed values, or (`cells`) the one
-    text column of a `sqlite_exports` query (CSV records, XLSX rows)."""
+    """Yield the reviews export's rows: typed values, or (`cells`) the finished
+    rows of a `sqlite_exports.PerLearner` query (CSV records, XLSX rows)."""
     if cells:
         from quizsvc.services import sqlite_exports
 
-        yield from sqlite_exports.cursor_lines(session, query)
+        yield from sqlite_exports.lines(session, query)
         return
     items = {
         item_id: (info.type, info.skills, info.lesson_id)
@@ -389,15 +389,17 @@ def reviews_table(
     query = _class_reviews(classroom, options)
     csv_lines = xlsx_rows = None
     if sqlite_exports.supported(session):
-        items = _items(session)
-        skills = {item_id: info.skills for item_id, info in items.items()}
+        items = {
+            key: (it.type, it.skills, it.lesson_id)
+            for key, it in _items(session).items()
+        }
         cells_query = sqlite_exports.review_cells_query(
             session,
             _class_learners(classroom),
             options.dates.period(classroom.timezone).bounds(),
             zone,
             options.base,
-            skills,
+            items,
         )
         csv_lines = _review_rows(session, cells_query, zone, options.base, True)
         rows_query = sqlite_exports.review_rows_query(
@@ -406,7 +408,7 @@ def reviews_table(
             options.dates.period(classroom.timezone).bounds(),
             zone,
             options.base,
-            {key: (it.type, it.skills, it.lesson_id) for key, it in items.items()},
+            items,
         )
         xlsx_rows = _review_rows(session, rows_query, zone, options.base, True)
     return Table(
