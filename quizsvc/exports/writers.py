@@ -89,23 +89,15 @@ def _row_converter(table: Table, *, neutralized: bool) -> Callable[[tuple], list
 
 def iter_csv(table: Table, language: str = "zh-CN") -> Iterator[str]:
     """Yield the table as CSV text in chunks, the byte order mark first."""
+    if table.csv_lines is not None:
+        for block in _csv_blocks(table, language):
+            yield block.decode("utf-8")
+        return
     buffer = io.StringIO()
     writer = csv.writer(buffer, dialect="excel", lineterminator="\r\n")
     buffer.write(BOM)
     writer.writerow([neutralize(col.heading(language)) for col in table.columns])
     convert = _row_converter(table, neutralized=True)
-    if table.csv_lines is not None:
-        writer.writerows(map(convert, table.preamble))
-        lines = iter(table.csv_lines)
-        while chunk := list(islice(lines, CHUNK_ROWS)):
-            buffer.write("\r\n".join(chunk))
-            buffer.write("\r\n")
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-        if buffer.tell():
-            yield buffer.getvalue()
-        return
     rows = iter(table)
     while True:
         chunk = list(islice(rows, CHUNK_ROWS))
@@ -117,6 +109,20 @@ def iter_csv(table: Table, language: str = "zh-CN") -> Iterator[str]:
         buffer.truncate()
     if buffer.tell():
         yield buffer.getvalue()
+
+
+def _csv_blocks(table: Table, language: str) -> Iterator[bytes]:
+    """Yield the CSV of a table whose records are finished (`csv_lines`) as UTF-8."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, dialect="excel", lineterminator="\r\n")
+    buffer.write(BOM)
+    writer.writerow([neutralize(col.heading(language)) for col in table.columns])
+    writer.writerows(map(_row_converter(table, neutralized=True), table.preamble))
+    yield buffer.getvalue().encode("utf-8")
+    lines = iter(table.csv_lines)
+    # The records are bytes with their line ends: joined, never decoded.
+    while chunk := list(islice(lines, CHUNK_ROWS)):
+        yield b"".join(chunk)
 
 
 def iter_jsonl(table: Table) -> Iterator[str]:
@@ -263,6 +269,9 @@ def render(tables: Sequence[Table], file_format: str, language: str) -> Iterator
                 yield block
         return
     (table,) = tables
+    if file_format == "csv" and table.csv_lines is not None:
+        yield from _csv_blocks(table, language)
+        return
     chunks = iter_csv(table, language) if file_format == "csv" else iter_jsonl(table)
     for chunk in chunks:
         yield chunk.encode("utf-8")

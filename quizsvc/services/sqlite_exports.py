@@ -4,7 +4,8 @@ A class can hold a million reviews. Turning each value into CSV text in Python
 (timestamps parsed, shifted to the class's zone and formatted again; booleans
 spelled out; every user-typed text checked; the csv module's quoting) costs
 far more than reading it. Here the SELECT does that work and returns each
-review as one finished CSV record, which Python only joins with line ends.
+review as one finished CSV record, UTF-8 bytes with the line end, which Python
+only joins.
 It runs once per learner (`PerLearner`), in the generic order, with the
 learner's cells (student number, name, username: typed text, checked once)
 as a parameter; a record's fields are joined by one printf:
@@ -124,7 +125,8 @@ def review_cells_query(
         (_any_nul(_USER_TEXTS), _concatenated(fields)),
         else_=_printed(fields),
     ) if whole else _concatenated(fields)  # fmt: skip
-    query = _learner_select(record)
+    # As bytes, as the XLSX rows are: Python neither decodes nor encodes them.
+    query = _learner_select(cast(record, LargeBinary))
     return PerLearner(_in_range(query, bounds), people)
 
 
@@ -268,17 +270,18 @@ def _csv_fields(zone: ZoneInfo, span: tuple, base: str) -> list[ColumnElement[st
 
 
 def _printed(fields: list[ColumnElement[str]]) -> ColumnElement[str]:
-    """The fields joined with commas by one printf: SQLite copies the record
-    once instead of once per `||`."""
-    return func.printf(",".join(["%s"] * len(fields)), *fields, type_=String)
+    """The record, its fields joined with commas by one printf: SQLite copies
+    it once instead of once per `||`."""
+    template = ",".join(["%s"] * len(fields)) + "\r\n"
+    return func.printf(template, *fields, type_=String)
 
 
 def _concatenated(fields: list[ColumnElement[str]]) -> ColumnElement[str]:
-    """The fields joined with commas by `||`, which keeps a NUL."""
+    """The record, its fields joined with commas by `||`, which keeps a NUL."""
     record = fields[0]
     for field in fields[1:]:
         record = record + "," + field
-    return record
+    return record + "\r\n"
 
 
 def _any_nul(texts: tuple[Any, ...]) -> ColumnElement[bool]:
