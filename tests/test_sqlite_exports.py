@@ -6,6 +6,8 @@ CSV byte for byte; XLSX cell for cell (value, type, style) as openpyxl reads it.
 from __future__ import annotations
 
 import io
+import re
+import zipfile
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -299,3 +301,27 @@ def test_fast_xlsx_matches_for_any_values(
     db_session.flush()
     fast, generic = both_workbooks(db_session, history.classroom)
     assert_same_workbook(generic, fast)
+
+
+def test_fast_xlsx_states_its_size_and_numbers_its_rows(db_session, history):
+    """Does openpyxl's read-only mode see the sheet's size, each row numbered and
+    each cell after an empty value referenced?"""
+    store_awkward_values(db_session, history)
+    db_session.execute(update(Membership).values(student_number=None))
+    db_session.flush()
+    options = ExportOptions(base_url="https://quiz.example/")
+    (table,) = class_export(db_session, history.classroom, "reviews", options)
+    buffer = io.BytesIO()
+    write_xlsx([table], buffer, "en")
+    with zipfile.ZipFile(buffer) as package:
+        sheet = package.read("xl/worksheets/sheet1.xml").decode("utf-8")
+    numbers = [int(n) for n in re.findall(r'<row r="(\d+)"', sheet)]
+    assert numbers == list(range(1, table.count + 2))
+    assert "<c/>" not in sheet and "\x01" not in sheet
+    assert f'<dimension ref="A1:V{table.count + 1}"/>' in sheet
+    # No student number: the name's cell says it is in column D.
+    assert '<c r="D2" t="inlineStr">' in sheet
+    read_only = openpyxl.load_workbook(buffer, read_only=True)["Reviews"]
+    assert (read_only.max_row, read_only.max_column) == (table.count + 1, 22)
+    whole = openpyxl.load_workbook(buffer)["Reviews"]
+    assert list(read_only.values) == list(whole.values)

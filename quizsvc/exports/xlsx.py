@@ -10,9 +10,13 @@ so compressing overlaps with the database producing the next rows.
 The cells are the ones XlsxWriter writes in constant-memory mode (tests compare
 the two through openpyxl): numbers as `%.16G`, booleans as `t="b"`, datetimes
 as serial numbers in the date style (their wall time), text as inline strings
-with control characters escaped as `_xHHHH_`. Cells and rows carry no `r`
-attribute, which OOXML makes optional: each is the one after the previous, so
-an empty value is written as an empty `<c/>` to hold its place.
+with control characters escaped as `_xHHHH_`. Empty values have no cell, as
+in XlsxWriter's files. Each row carries its number (`r`); a cell carries its
+reference where it does not follow the previous column's cell (first in a row
+or after an empty value; OOXML makes it optional elsewhere). The rows are
+made before their number is known, so both hold `ROW`, a character XML cannot
+carry, which the writer replaces with the number. The sheet's `<dimension>`
+comes from the table's row count.
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ CHUNK_ROWS = 2000
 # Blocks queued for the compressing thread: bounds the memory in flight.
 QUEUED_BLOCKS = 8
 
-EMPTY = "<c/>"
+# Stands for the row's number in rows and cell references until it is written.
+ROW = "\x01"
+EMPTY = ""
 TRUE = '<c t="b"><v>1</v></c>'
 FALSE = '<c t="b"><v>0</v></c>'
 _EPOCH = datetime(1899, 12, 31)
@@ -131,14 +137,48 @@ def cell(value: Any) -> str:
     return f"<c><v>{number_text(float(value))}</v></c>"
 
 
-def cells(values: Iterable[Any]) -> str:
-    """Typed values as consecutive cells."""
-    return "".join(map(cell, values))
+def column_letter(index: int) -> str:
+    """A column's letters from its index (0 = A)."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def referenced(text: str, column: str) -> str:
+    """A cell's XML with its reference in the row `ROW`; empty stays empty."""
+    return text and f'<c r="{column}{ROW}"' + text[2:]
+
+
+def cell_at(value: Any, column: str) -> str:
+    """One value's cell with its reference, or nothing for an empty value."""
+    return referenced(cell(value), column)
+
+
+def cells(values: Iterable[Any], first: int) -> str:
+    """Typed values as the cells from column `first` (0 = A) on.
+
+    Empty values have no cell; the first cell and each one after a gap
+    carry their reference.
+    """
+    parts, gap = [], True
+    for index, value in enumerate(values, first):
+        text = cell(value)
+        if not text:
+            gap = True
+        elif gap:
+            parts.append(referenced(text, column_letter(index)))
+            gap = False
+        else:
+            parts.append(text)
+    return "".join(parts)
 
 
 def row_xml(values: Iterable[Any]) -> str:
-    """A row of typed values as a `<row>` element."""
-    return "<row>" + "".join(map(cell, values)) + "</row>"
+    """A row of typed values as a `<row>` element (its number `ROW`)."""
+    return f'<row r="{ROW}">' + cells(values, 0) + "</row>"
 
 
 # --- the package --------------------------------------------------------------
@@ -190,16 +230,19 @@ def column_width(heading: str) -> float:
     return int((int(width * 7 + 0.5) + 5) / 7 * 256) / 256
 
 
-def _sheet_head(headings: Sequence[str]) -> str:
+def _sheet_head(headings: Sequence[str], rows: int) -> str:
+    """The sheet's XML up to its first data row; `rows` data rows will follow."""
     columns = "".join(
         f'<col min="{i}" max="{i}" width="{column_width(h)}" customWidth="1"/>'
         for i, h in enumerate(headings, 1)
     )
     header = "".join(text_cell(h, HEADER_STYLE) for h in headings)
+    last = f"{column_letter(len(headings) - 1)}{rows + 1}"
     return (
-        f'{_XML}<worksheet xmlns="{_MAIN}" xmlns:r="{_RELS}">{_SHEET_VIEW}'
+        f'{_XML}<worksheet xmlns="{_MAIN}" xmlns:r="{_RELS}">'
+        f'<dimension ref="A1:{last}"/>{_SHEET_VIEW}'
         f'<sheetFormatPr defaultRowHeight="15"/><cols>{columns}</cols>'
-        f"<sheetData><row>{header}</row>"
+        f'<sheetData><row r="1">{header}</row>'
     )
 
 
@@ -231,7 +274,8 @@ def write_workbook(
     """Write tables as the sheets of one workbook (a file path or binary file).
 
     A sheet holds Excel's maximum of rows; the rest continue on the next sheet,
-    named "<title> (2)" and so on, each with its own header.
+    named "<title> (2)" and so on, each with its own header. A table whose
+    `count` is unknown is read into memory first, to write the dimension.
     """
     names: list[str] = []
     with zipfile.ZipFile(
@@ -241,25 +285,44 @@ def write_workbook(
             headings = [col.heading(language) for col in table.columns]
             base = table.sheet_name(language)[:25]
             part, rows_left = 1, _table_rows(table)
+            if table.count is None:
+                rows_left = list(rows_left)
+                total = len(rows_left)
+                rows_left = iter(rows_left)
+            else:
+                total = len(table.preamble) + table.count
             while rows_left is not None:
                 names.append(base if part == 1 else f"{base} ({part})")
                 path = f"xl/worksheets/sheet{len(names)}.xml"
-                rows_left = _write_sheet(package, path, headings, rows_left)
+                rows = min(total, MAX_ROWS - 1)
+                rows_left = _write_sheet(package, path, headings, rows, rows_left)
+                total -= rows
                 part += 1
         _write_fixed_parts(package, names)
 
 
 def _write_sheet(
-    package: zipfile.ZipFile, path: str, headings: list[str], rows: Iterator[bytes]
+    package: zipfile.ZipFile,
+    path: str,
+    headings: list[str],
+    expected: int,
+    rows: Iterator[bytes],
 ) -> Iterator[bytes] | None:
-    """Write one sheet's part; return the rows that did not fit, if any."""
+    """Write one sheet's part (`expected` rows for its dimension); return the
+    rows that did not fit, if any."""
     room = MAX_ROWS - 1
+    number = 2
+    mark = ROW.encode("ascii")
     with package.open(path, "w", force_zip64=True) as part:
         with _Compressor(part) as compressor:
-            compressor.put(_sheet_head(headings).encode("utf-8"))
+            compressor.put(_sheet_head(headings, expected).encode("utf-8"))
             while room and (chunk := list(islice(rows, min(CHUNK_ROWS, room)))):
                 room -= len(chunk)
-                compressor.put(b"".join(chunk))
+                numbered = [
+                    row.replace(mark, b"%d" % n) for n, row in enumerate(chunk, number)
+                ]
+                compressor.put(b"".join(numbered))
+                number += len(chunk)
             compressor.put(_SHEET_TAIL.encode("utf-8"))
     if room:
         return None

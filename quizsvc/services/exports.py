@@ -387,7 +387,7 @@ def reviews_table(
 
     zone = ZoneInfo(classroom.timezone)
     query = _class_reviews(classroom, options)
-    csv_lines = xlsx_rows = None
+    csv_lines = xlsx_rows = count = None
     if sqlite_exports.supported(session):
         items = {
             key: (it.type, it.skills, it.lesson_id)
@@ -411,11 +411,14 @@ def reviews_table(
             items,
         )
         xlsx_rows = _review_rows(session, rows_query, zone, options.base, True)
+        # The direct XLSX writer states the sheet's size before its rows.
+        count = _count(session, query)
     return Table(
         "reviews",
         {"en": "Reviews", "zh-CN": "答题记录"},
         REVIEW_COLUMNS,
         _review_rows(session, query, zone, options.base),
+        count=count,
         csv_lines=csv_lines,
         xlsx_rows=xlsx_rows,
     )

@@ -180,23 +180,25 @@ def review_rows_query(
     from quizsvc.services.exports import _in_range
 
     connection = session.connection()
+    # Columns B to E: the learner's id, student number, name and username.
     people = [
-        (user_id, xlsx.cells(row))
+        (user_id, xlsx.cells((user_id, *row), 1))
         for user_id, *row in connection.execute(_people(learners))
     ]
     _register_xlsx_functions(
         connection.connection.driver_connection,
         zone,
         base,
-        {key: _utf8(xlsx.cells((key, *row))) for key, row in items.items()},
+        # Columns F to I: the item's id, type, skills and lesson.
+        {key: _utf8(xlsx.cells((key, *row), 5)) for key, row in items.items()},
     )
     stored = _stored(Review.reviewed_at)
     span = connection.execute(select(func.min(stored), func.max(stored))).one()
+    # One printf makes the row (its cells hold no NUL: XML escapes it); as
+    # bytes: Python neither decodes the row nor encodes it again to write it.
     fields = _xlsx_fields(stored, zone, span)
-    row = fields[0]
-    for field in fields[1:]:
-        row = row + field
-    # As bytes: Python neither decodes the row nor encodes it again to write it.
+    template = f'<row r="{xlsx.ROW}">' + "%s" * len(fields) + "</row>"
+    row = func.printf(template, *fields, type_=String)
     query = _learner_select(cast(row, LargeBinary))
     return PerLearner(_in_range(query, bounds), people)
 
@@ -306,33 +308,32 @@ def _learner_select(record: ColumnElement[Any]) -> Select:
 def _xlsx_fields(
     moment: ColumnElement[str], zone: ZoneInfo, span: tuple
 ) -> list[ColumnElement[str]]:
+    """The row's cells: the ones SQL makes carry their reference (any may
+    follow an empty value, which has no cell)."""
     kind, misconception = Review.problem_kind, Review.misconception
     return [
-        literal("<row>"),
-        _xml_int(Review.id),
-        _xml_int(Review.user_id),
+        _xml_int(Review.id, ""),
+        # The learner's cells (B to E), made once each.
         bindparam("learner", type_=String),
-        # The item's cells, made once each, and both times.
+        # The item's cells (F to I), made once each, and both times (J, K).
         func.qz_xlsx_middle(
             Review.item_id,
             moment,
             _offset_seconds(moment, zone, span),
             type_=String,
         ),
-        _xml_int(Review.rating),
-        _xml_bool(Review.correct),
-        _xml_real(Review.score),
-        _xml_int(Review.duration_ms),
-        _xml_text(Review.answer_text),
-        # Misconception, kind, seed, level and permalink: Python's when there
-        # is a problem or a misconception, which are few and repeat.
+        _xml_int(Review.rating, "L"),
+        _xml_bool(Review.correct, "M"),
+        _xml_real(Review.score, "N"),
+        _xml_int(Review.duration_ms, "O"),
+        _xml_text(Review.answer_text, "P"),
+        # Misconception, kind, seed, level and permalink (Q to U): Python's
+        # when there is a problem or a misconception, which are few and repeat.
         case(
             (
                 misconception.is_(None) & kind.is_(None),
-                literal(xlsx.EMPTY * 2)
-                + _xml_int(Review.problem_seed)
-                + _xml_int(Review.problem_level)
-                + xlsx.EMPTY,
+                _xml_int(Review.problem_seed, "S")
+                + _xml_int(Review.problem_level, "T"),
             ),
             else_=func.qz_xlsx_problem(
                 misconception,
@@ -342,8 +343,7 @@ def _xlsx_fields(
                 type_=String,
             ),
         ),
-        _xml_text(Explanation.body),
-        literal("</row>"),
+        _xml_text(Explanation.body, "V"),
     ]
 
 
@@ -358,7 +358,16 @@ _PLAIN_LENGTH = xlsx.MAX_TEXT // 2
 _INT_EXACT = 2**53
 
 
-def _xml_text(text: Any) -> ColumnElement[str]:
+def _reference(column: str) -> str:
+    """A cell's `r` attribute in column `column` ("" for none)."""
+    return f' r="{column}{xlsx.ROW}"' if column else ""
+
+
+def _python_cell(value: Any, column: str) -> ColumnElement[str]:
+    return func.qz_xlsx_cell(value, column, type_=String)
+
+
+def _xml_text(text: Any, column: str) -> ColumnElement[str]:
     """A text cell: inline as it is, or written by Python when it needs escapes."""
     plain = (
         (func.typeof(text) == "text")
@@ -368,43 +377,44 @@ def _xml_text(text: Any) -> ColumnElement[str]:
         & (func.trim(text, _SPACES) == text)
         & ~text.op("GLOB", is_comparison=True)(_XML_SPECIAL)
     )
+    inline = f'<c{_reference(column)} t="inlineStr"><is><t>'
     return case(
         (text.is_(None) | (text == ""), xlsx.EMPTY),
-        (plain, '<c t="inlineStr"><is><t>' + as_type(text, String) + "</t></is></c>"),
-        else_=func.qz_xlsx_cell(text, type_=String),
+        (plain, inline + as_type(text, String) + "</t></is></c>"),
+        else_=_python_cell(text, column),
     )
 
 
-def _xml_int(value: Any) -> ColumnElement[str]:
+def _xml_int(value: Any, column: str) -> ColumnElement[str]:
     """An integer cell: SQLite's digits where a float holds the integer exactly."""
     return case(
         (value.is_(None), xlsx.EMPTY),
         (
             (func.typeof(value) == "integer")
             & value.between(-_INT_EXACT, _INT_EXACT),
-            "<c><v>" + as_type(value, String) + "</v></c>",
+            f"<c{_reference(column)}><v>" + as_type(value, String) + "</v></c>",
         ),
-        else_=func.qz_xlsx_cell(value, type_=String),
+        else_=_python_cell(value, column),
     )
 
 
-def _xml_real(value: Any) -> ColumnElement[str]:
+def _xml_real(value: Any, column: str) -> ColumnElement[str]:
     """A float cell: scores of 0 and 1 in SQL, others as Python formats them."""
     real = func.typeof(value) == "real"
     return case(
         (value.is_(None), xlsx.EMPTY),
-        (real & (value == 1.0), "<c><v>1</v></c>"),
-        (real & (value == 0.0), "<c><v>0</v></c>"),
-        else_=func.qz_xlsx_cell(value, type_=String),
+        (real & (value == 1.0), f"<c{_reference(column)}><v>1</v></c>"),
+        (real & (value == 0.0), f"<c{_reference(column)}><v>0</v></c>"),
+        else_=_python_cell(value, column),
     )
 
 
-def _xml_bool(value: Any) -> ColumnElement[str]:
+def _xml_bool(value: Any, column: str) -> ColumnElement[str]:
     number = as_type(value, Integer)
     integer = func.typeof(number) == "integer"
     return case(
-        (integer & (number != 0), xlsx.TRUE),
-        (integer, xlsx.FALSE),
+        (integer & (number != 0), xlsx.referenced(xlsx.TRUE, column)),
+        (integer, xlsx.referenced(xlsx.FALSE, column)),
         else_=func.qz_xlsx_bool(number, type_=String),
     )
 
@@ -608,7 +618,11 @@ def _register_xlsx_functions(
     items: dict[str, bytes],
 ) -> None:
     parse = datetime.fromisoformat
-    times = 2 * f'<c s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
+    # Column J may follow an empty lesson: it carries its reference.
+    times = (
+        f'<c r="J{xlsx.ROW}" s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
+        f'<c s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
+    )
 
     def middle(item_id: str, text: str | None, offset: int | None) -> bytes:
         """The item's cells, then the UTC and the local time.
@@ -635,13 +649,16 @@ def _register_xlsx_functions(
     def problem(misconception: Any, kind: Any, seed: Any, level: Any) -> str:
         # As the generic path makes the permalink.
         permalink = f"{base}practice/{kind}/{level}/{seed}" if kind else None
-        return xlsx.cells((misconception, kind, seed, level, permalink))
+        return xlsx.cells((misconception, kind, seed, level, permalink), 16)
 
     def as_bool(value: Any) -> str:
         # As SQLAlchemy's Boolean reads it.
-        return xlsx.cell(None if value is None else bool(value))
+        return xlsx.cell_at(None if value is None else bool(value), "M")
 
-    driver.create_function("qz_xlsx_cell", 1, xlsx.cell, deterministic=True)
+    def cell(value: Any, column: str) -> str:
+        return xlsx.cell_at(value, column) if column else xlsx.cell(value)
+
+    driver.create_function("qz_xlsx_cell", 2, cell, deterministic=True)
     driver.create_function("qz_xlsx_bool", 1, as_bool, deterministic=True)
     driver.create_function("qz_xlsx_problem", 4, problem)
     driver.create_function("qz_xlsx_middle", 3, middle)
@@ -658,6 +675,7 @@ _EPOCH_ORDINAL = datetime(1899, 12, 31).toordinal()
 def _time_cells(moment: datetime | None, zone: ZoneInfo) -> str:
     """A stored UTC time as two date cells, UTC and local, the general way."""
     if moment is None:
-        return xlsx.EMPTY * 2
+        return xlsx.EMPTY
     moment = moment.replace(tzinfo=UTC)
-    return xlsx.date_cell(moment) + xlsx.date_cell(moment.astimezone(zone))
+    utc = xlsx.referenced(xlsx.date_cell(moment), "J")
+    return utc + xlsx.date_cell(moment.astimezone(zone))
