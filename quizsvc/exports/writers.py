@@ -118,11 +118,15 @@ def _csv_blocks(table: Table, language: str) -> Iterator[bytes]:
     buffer.write(BOM)
     writer.writerow([neutralize(col.heading(language)) for col in table.columns])
     writer.writerows(map(_row_converter(table, neutralized=True), table.preamble))
-    yield buffer.getvalue().encode("utf-8")
+    head = buffer.getvalue().encode("utf-8")
     lines = iter(table.csv_lines)
-    # The records are bytes with their line ends: joined, never decoded.
+    # The records are bytes with their line ends: joined, never decoded. The
+    # head goes with the first of them, as in the generic path.
     while chunk := list(islice(lines, CHUNK_ROWS)):
-        yield b"".join(chunk)
+        yield head + b"".join(chunk)
+        head = b""
+    if head:
+        yield head
 
 
 def iter_jsonl(table: Table) -> Iterator[str]:
