@@ -325,3 +325,29 @@ def test_fast_xlsx_states_its_size_and_numbers_its_rows(db_session, history):
     assert (read_only.max_row, read_only.max_column) == (table.count + 1, 22)
     whole = openpyxl.load_workbook(buffer)["Reviews"]
     assert list(read_only.values) == list(whole.values)
+
+
+@pytest.mark.parametrize("gaps", range(6))
+def test_fast_xlsx_cells_after_empty_values_land_in_their_columns(
+    db_session, history, gaps
+):
+    """With scores, times taken, answers, problems, lessons or usernames missing,
+    does every cell still read back in XlsxWriter's column?"""
+    store_awkward_values(db_session, history, n_offset=gaps)
+    ids = [i for ids in history.reviews.values() for i in ids]
+    for n, review_id in enumerate(ids, gaps):
+        db_session.execute(
+            update(Review)
+            .where(Review.id == review_id)
+            .values(
+                score=(None, 0.5)[n % 2],
+                duration_ms=(None, 1200, None)[n % 3],
+                answer_text=(None, "", "x")[n % 3],
+                problem_seed=(None, 7)[n % 2],
+            )
+        )
+    db_session.execute(update(User).where(User.username == "bo").values(username=""))
+    db_session.execute(text("UPDATE items SET lesson_id = NULL WHERE id LIKE '%1%'"))
+    db_session.flush()
+    fast, generic = both_workbooks(db_session, history.classroom)
+    assert_same_workbook(generic, fast)

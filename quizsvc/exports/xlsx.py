@@ -11,12 +11,12 @@ The cells are the ones XlsxWriter writes in constant-memory mode (tests compare
 the two through openpyxl): numbers as `%.16G`, booleans as `t="b"`, datetimes
 as serial numbers in the date style (their wall time), text as inline strings
 with control characters escaped as `_xHHHH_`. Empty values have no cell, as
-in XlsxWriter's files. Each row carries its number (`r`); a cell carries its
-reference where it does not follow the previous column's cell (first in a row
-or after an empty value; OOXML makes it optional elsewhere). The rows are
-made before their number is known, so both hold `ROW`, a character XML cannot
-carry, which the writer replaces with the number. The sheet's `<dimension>`
-comes from the table's row count.
+in XlsxWriter's files. Each row carries its number (`r`); a cell after an
+empty value carries its reference (OOXML makes it optional for a cell that
+follows the previous column's). The rows are made before their number is
+known, so both hold `ROW`, a character XML cannot carry, which the writer
+replaces with the number. The sheet's `<dimension>` comes from the table's
+row count.
 """
 
 from __future__ import annotations
@@ -157,13 +157,13 @@ def cell_at(value: Any, column: str) -> str:
     return referenced(cell(value), column)
 
 
-def cells(values: Iterable[Any], first: int) -> str:
+def cells(values: Iterable[Any], first: int, gap: bool = True) -> str:
     """Typed values as the cells from column `first` (0 = A) on.
 
-    Empty values have no cell; the first cell and each one after a gap
-    carry their reference.
+    Empty values have no cell; each cell after a gap carries its reference,
+    the first one too when `gap` says the cell before it is empty.
     """
-    parts, gap = [], True
+    parts = []
     for index, value in enumerate(values, first):
         text = cell(value)
         if not text:
@@ -178,7 +178,7 @@ def cells(values: Iterable[Any], first: int) -> str:
 
 def row_xml(values: Iterable[Any]) -> str:
     """A row of typed values as a `<row>` element (its number `ROW`)."""
-    return f'<row r="{ROW}">' + cells(values, 0) + "</row>"
+    return f'<row r="{ROW}">' + cells(values, 0, gap=False) + "</row>"
 
 
 # --- the package --------------------------------------------------------------

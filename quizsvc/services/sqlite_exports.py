@@ -51,6 +51,7 @@ from sqlalchemy import (
     String,
     bindparam,
     case,
+    true,
     cast,
     func,
     literal,
@@ -79,13 +80,14 @@ def supported(session: Session) -> bool:
 class PerLearner:
     """A SELECT of one learner's finished rows, run for each learner in turn.
 
-    Its parameters are the learner's id and `learner`, their cells (student
-    number, name, username) made once in Python; learners come in id order,
-    each one's rows in time order: the generic path's order.
+    Its parameters, one dict per learner, are the learner's `user_id` and
+    `learner`, their cells (student number, name, username) made once in
+    Python, and what else the query needs of them; learners come in id
+    order, each one's rows in time order: the generic path's order.
     """
 
     query: Select
-    learners: list[tuple[int, str]]
+    learners: list[dict[str, Any]]
 
 
 def review_cells_query(
@@ -105,7 +107,7 @@ def review_cells_query(
 
     connection = session.connection()
     people = [
-        (user_id, "," + ",".join(_typed_field(value) for value in row))
+        {"user_id": user_id, "learner": "," + ",".join(map(_typed_field, row))}
         for user_id, *row in connection.execute(_people(learners))
     ]
     # The item's four fields, as the CSV writer writes its key columns.
@@ -117,7 +119,7 @@ def review_cells_query(
     stored = _stored(Review.reviewed_at)
     span = connection.execute(select(func.min(stored), func.max(stored))).one()
     # printf's %s stops at a NUL, which text here may hold in theory only.
-    whole = all("\0" not in text for _id, text in people) and all(
+    whole = all("\0" not in learner["learner"] for learner in people) and all(
         "\0" not in text for text in item_fields.values()
     )
     fields = _csv_fields(zone, span, base)
@@ -136,8 +138,7 @@ def lines(session: Session, per_learner: PerLearner) -> Iterator[Any]:
     first = next(learners, None)
     if first is None:
         return
-    values = {"user_id": first[0], "learner": first[1]}
-    result = session.connection().execute(per_learner.query, values)
+    result = session.connection().execute(per_learner.query, first)
     try:
         # SQLAlchemy runs the first learner's query; the others reuse its SQL
         # and parameters through the cursor: its per-call work (about 0.3 ms)
@@ -147,7 +148,7 @@ def lines(session: Session, per_learner: PerLearner) -> Iterator[Any]:
         names = list(context.compiled.positiontup)
         cursor = result.cursor
         yield from _fetched(cursor)
-        for values["user_id"], values["learner"] in learners:
+        for values in learners:
             for index, name in enumerate(names):
                 if name in values:
                     parameters[index] = values[name]
@@ -180,17 +181,31 @@ def review_rows_query(
     from quizsvc.services.exports import _in_range
 
     connection = session.connection()
-    # Columns B to E: the learner's id, student number, name and username.
+    # Columns B to E: the learner's id, student number, name and username;
+    # then whether the username is empty (the item's first cell says where
+    # it is).
     people = [
-        (user_id, xlsx.cells((user_id, *row), 1))
+        {
+            "user_id": user_id,
+            "learner": xlsx.cells((user_id, *row), 1, gap=False),
+            "username_gap": int(not xlsx.cell(row[-1])),
+        }
         for user_id, *row in connection.execute(_people(learners))
     ]
     _register_xlsx_functions(
         connection.connection.driver_connection,
         zone,
         base,
-        # Columns F to I: the item's id, type, skills and lesson.
-        {key: _utf8(xlsx.cells((key, *row), 5)) for key, row in items.items()},
+        # Columns F to I: the item's id, type, skills and lesson, after a
+        # username or after a gap; and whether the lesson is empty.
+        {
+            key: (
+                _utf8(xlsx.cells((key, *row), 5, gap=False)),
+                _utf8(xlsx.cells((key, *row), 5)),
+                not xlsx.cell(row[-1]),
+            )
+            for key, row in items.items()
+        },
     )
     stored = _stored(Review.reviewed_at)
     span = connection.execute(select(func.min(stored), func.max(stored))).one()
@@ -311,8 +326,9 @@ def _xlsx_fields(
     """The row's cells: the ones SQL makes carry their reference (any may
     follow an empty value, which has no cell)."""
     kind, misconception = Review.problem_kind, Review.misconception
+    no_answer = Review.answer_text.is_(None) | (Review.answer_text == "")
     return [
-        _xml_int(Review.id, ""),
+        _xml_int(Review.id),
         # The learner's cells (B to E), made once each.
         bindparam("learner", type_=String),
         # The item's cells (F to I), made once each, and both times (J, K).
@@ -320,30 +336,34 @@ def _xlsx_fields(
             Review.item_id,
             moment,
             _offset_seconds(moment, zone, span),
+            bindparam("username_gap", type_=Integer),
             type_=String,
         ),
-        _xml_int(Review.rating, "L"),
-        _xml_bool(Review.correct, "M"),
-        _xml_real(Review.score, "N"),
-        _xml_int(Review.duration_ms, "O"),
-        _xml_text(Review.answer_text, "P"),
+        # Rating, correct: never empty, nor the times before them.
+        _xml_int(Review.rating),
+        _xml_bool(Review.correct),
+        _xml_real(Review.score),
+        _xml_int(Review.duration_ms, Review.score.is_(None), "O"),
+        _xml_text(Review.answer_text, Review.duration_ms.is_(None), "P"),
         # Misconception, kind, seed, level and permalink (Q to U): Python's
         # when there is a problem or a misconception, which are few and repeat.
         case(
             (
                 misconception.is_(None) & kind.is_(None),
-                _xml_int(Review.problem_seed, "S")
-                + _xml_int(Review.problem_level, "T"),
+                _xml_int(Review.problem_seed, true(), "S")
+                + _xml_int(Review.problem_level, Review.problem_seed.is_(None), "T"),
             ),
             else_=func.qz_xlsx_problem(
                 misconception,
                 kind,
                 Review.problem_seed,
                 Review.problem_level,
+                no_answer,
                 type_=String,
             ),
         ),
-        _xml_text(Explanation.body, "V"),
+        # No permalink without a problem kind.
+        _xml_text(Explanation.body, func.coalesce(kind, "") == "", "V"),
     ]
 
 
@@ -358,16 +378,23 @@ _PLAIN_LENGTH = xlsx.MAX_TEXT // 2
 _INT_EXACT = 2**53
 
 
-def _reference(column: str) -> str:
-    """A cell's `r` attribute in column `column` ("" for none)."""
-    return f' r="{column}{xlsx.ROW}"' if column else ""
+def _reference(gap: ColumnElement[bool] | None, column: str) -> Any:
+    """A cell's `r` attribute: there when the cell before it may be empty."""
+    if gap is None:
+        return ""
+    return case((gap, f' r="{column}{xlsx.ROW}"'), else_="")
 
 
-def _python_cell(value: Any, column: str) -> ColumnElement[str]:
-    return func.qz_xlsx_cell(value, column, type_=String)
+def _python_cell(
+    value: Any, gap: ColumnElement[bool] | None, column: str
+) -> ColumnElement[str]:
+    where = "" if gap is None else case((gap, column), else_="")
+    return func.qz_xlsx_cell(value, where, type_=String)
 
 
-def _xml_text(text: Any, column: str) -> ColumnElement[str]:
+def _xml_text(
+    text: Any, gap: ColumnElement[bool] | None = None, column: str = ""
+) -> ColumnElement[str]:
     """A text cell: inline as it is, or written by Python when it needs escapes."""
     plain = (
         (func.typeof(text) == "text")
@@ -377,44 +404,47 @@ def _xml_text(text: Any, column: str) -> ColumnElement[str]:
         & (func.trim(text, _SPACES) == text)
         & ~text.op("GLOB", is_comparison=True)(_XML_SPECIAL)
     )
-    inline = f'<c{_reference(column)} t="inlineStr"><is><t>'
+    inline = literal("<c") + _reference(gap, column) + ' t="inlineStr"><is><t>'
     return case(
         (text.is_(None) | (text == ""), xlsx.EMPTY),
         (plain, inline + as_type(text, String) + "</t></is></c>"),
-        else_=_python_cell(text, column),
+        else_=_python_cell(text, gap, column),
     )
 
 
-def _xml_int(value: Any, column: str) -> ColumnElement[str]:
+def _xml_int(
+    value: Any, gap: ColumnElement[bool] | None = None, column: str = ""
+) -> ColumnElement[str]:
     """An integer cell: SQLite's digits where a float holds the integer exactly."""
+    start = literal("<c") + _reference(gap, column) + "><v>"
     return case(
         (value.is_(None), xlsx.EMPTY),
         (
             (func.typeof(value) == "integer")
             & value.between(-_INT_EXACT, _INT_EXACT),
-            f"<c{_reference(column)}><v>" + as_type(value, String) + "</v></c>",
+            start + as_type(value, String) + "</v></c>",
         ),
-        else_=_python_cell(value, column),
+        else_=_python_cell(value, gap, column),
     )
 
 
-def _xml_real(value: Any, column: str) -> ColumnElement[str]:
+def _xml_real(value: Any) -> ColumnElement[str]:
     """A float cell: scores of 0 and 1 in SQL, others as Python formats them."""
     real = func.typeof(value) == "real"
     return case(
         (value.is_(None), xlsx.EMPTY),
-        (real & (value == 1.0), f"<c{_reference(column)}><v>1</v></c>"),
-        (real & (value == 0.0), f"<c{_reference(column)}><v>0</v></c>"),
-        else_=_python_cell(value, column),
+        (real & (value == 1.0), "<c><v>1</v></c>"),
+        (real & (value == 0.0), "<c><v>0</v></c>"),
+        else_=_python_cell(value, None, ""),
     )
 
 
-def _xml_bool(value: Any, column: str) -> ColumnElement[str]:
+def _xml_bool(value: Any) -> ColumnElement[str]:
     number = as_type(value, Integer)
     integer = func.typeof(number) == "integer"
     return case(
-        (integer & (number != 0), xlsx.referenced(xlsx.TRUE, column)),
-        (integer, xlsx.referenced(xlsx.FALSE, column)),
+        (integer & (number != 0), xlsx.TRUE),
+        (integer, xlsx.FALSE),
         else_=func.qz_xlsx_bool(number, type_=String),
     )
 
@@ -615,27 +645,28 @@ def _register_xlsx_functions(
     driver: Any,
     zone: ZoneInfo,
     base: str,
-    items: dict[str, bytes],
+    items: dict[str, tuple[bytes, bytes, bool]],
 ) -> None:
     parse = datetime.fromisoformat
-    # Column J may follow an empty lesson: it carries its reference.
-    times = (
-        f'<c r="J{xlsx.ROW}" s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
-        f'<c s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
-    )
+    time = f'<c s="{xlsx.DATE_STYLE}"><v>%.16G</v></c>'
+    # Column J carries its reference after an empty lesson.
+    times = {False: time * 2, True: xlsx.referenced(time, "J") + time}
 
-    def middle(item_id: str, text: str | None, offset: int | None) -> bytes:
+    def middle(
+        item_id: str, text: str | None, offset: int | None, username_gap: int
+    ) -> bytes:
         """The item's cells, then the UTC and the local time.
 
         The times' serial numbers are XlsxWriter's (`xlsx.excel_serial`),
         computed from the day number and the seconds of the stored UTC time
         and the zone's offset (found in SQL) without a time-zone conversion.
         """
-        head = items[item_id]
+        after_username, after_gap, no_lesson = items[item_id]
+        head = after_gap if username_gap else after_username
         moment = None if text is None else parse(text)
         days = 0 if moment is None else moment.toordinal() - _EPOCH_ORDINAL
         if offset is None or days < 61 or moment.tzinfo is not None:
-            return head + _utf8(_time_cells(moment, zone))
+            return head + _utf8(_time_cells(moment, zone, no_lesson))
         seconds = moment.hour * 3600 + moment.minute * 60 + moment.second
         fraction = moment.microsecond / 1e6
         local_days, local_seconds = days, seconds + offset
@@ -644,24 +675,27 @@ def _register_xlsx_functions(
         # The + 1: Excel's serials count a 29 February 1900 that never was.
         utc = days + (seconds + fraction) / 86_400 + 1
         local = local_days + (local_seconds + fraction) / 86_400 + 1
-        return head + (times % (utc, local)).encode("ascii")
+        return head + (times[no_lesson] % (utc, local)).encode("ascii")
 
-    def problem(misconception: Any, kind: Any, seed: Any, level: Any) -> str:
+    def problem(
+        misconception: Any, kind: Any, seed: Any, level: Any, no_answer: int
+    ) -> str:
         # As the generic path makes the permalink.
         permalink = f"{base}practice/{kind}/{level}/{seed}" if kind else None
-        return xlsx.cells((misconception, kind, seed, level, permalink), 16)
+        values = (misconception, kind, seed, level, permalink)
+        return xlsx.cells(values, 16, gap=bool(no_answer))
 
     def as_bool(value: Any) -> str:
-        # As SQLAlchemy's Boolean reads it.
-        return xlsx.cell_at(None if value is None else bool(value), "M")
+        # As SQLAlchemy's Boolean reads it; never empty in practice (NOT NULL).
+        return xlsx.cell(None if value is None else bool(value))
 
     def cell(value: Any, column: str) -> str:
         return xlsx.cell_at(value, column) if column else xlsx.cell(value)
 
     driver.create_function("qz_xlsx_cell", 2, cell, deterministic=True)
     driver.create_function("qz_xlsx_bool", 1, as_bool, deterministic=True)
-    driver.create_function("qz_xlsx_problem", 4, problem)
-    driver.create_function("qz_xlsx_middle", 3, middle)
+    driver.create_function("qz_xlsx_problem", 5, problem)
+    driver.create_function("qz_xlsx_middle", 4, middle)
 
 
 def _utf8(text: str) -> bytes:
@@ -672,10 +706,12 @@ def _utf8(text: str) -> bytes:
 _EPOCH_ORDINAL = datetime(1899, 12, 31).toordinal()
 
 
-def _time_cells(moment: datetime | None, zone: ZoneInfo) -> str:
+def _time_cells(moment: datetime | None, zone: ZoneInfo, gap: bool) -> str:
     """A stored UTC time as two date cells, UTC and local, the general way."""
     if moment is None:
         return xlsx.EMPTY
     moment = moment.replace(tzinfo=UTC)
-    utc = xlsx.referenced(xlsx.date_cell(moment), "J")
+    utc = xlsx.date_cell(moment)
+    if gap:
+        utc = xlsx.referenced(utc, "J")
     return utc + xlsx.date_cell(moment.astimezone(zone))
