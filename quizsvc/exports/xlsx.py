@@ -312,16 +312,12 @@ def _write_sheet(
     rows that did not fit, if any."""
     room = MAX_ROWS - 1
     number = 2
-    mark = ROW.encode("ascii")
     with package.open(path, "w", force_zip64=True) as part:
         with _Compressor(part) as compressor:
             compressor.put(_sheet_head(headings, expected).encode("utf-8"))
             while room and (chunk := list(islice(rows, min(CHUNK_ROWS, room)))):
                 room -= len(chunk)
-                numbered = [
-                    row.replace(mark, b"%d" % n) for n, row in enumerate(chunk, number)
-                ]
-                compressor.put(b"".join(numbered))
+                compressor.put_rows(chunk, number)
                 number += len(chunk)
             compressor.put(_SHEET_TAIL.encode("utf-8"))
     if room:
@@ -332,11 +328,14 @@ def _write_sheet(
 
 
 class _Compressor:
-    """Write blocks to a zip part (deflating them) in a thread of its own."""
+    """Write blocks to a zip part (deflating them) in a thread of its own.
+
+    Rows are numbered and joined there too, while the producer makes the next.
+    """
 
     def __init__(self, part: IO[bytes]) -> None:
         self.part = part
-        self.blocks: queue.Queue[bytes | None] = queue.Queue(QUEUED_BLOCKS)
+        self.blocks: queue.Queue[Any] = queue.Queue(QUEUED_BLOCKS)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -349,10 +348,18 @@ class _Compressor:
             raise self.error
         self.blocks.put(block)
 
+    def put_rows(self, rows: list[bytes], first: int) -> None:
+        """Queue rows (their number `ROW`) to be numbered from `first` on."""
+        if self.error is not None:
+            raise self.error
+        self.blocks.put((rows, first))
+
     def _run(self) -> None:
         while (block := self.blocks.get()) is not None:
             if self.error is None:
                 try:
+                    if isinstance(block, tuple):
+                        block = _numbered(*block)
                     self.part.write(block)
                 except BaseException as exc:  # re-raised by the producer
                     self.error = exc
@@ -362,6 +369,12 @@ class _Compressor:
         self.thread.join()
         if self.error is not None and exc_info[0] is None:
             raise self.error
+
+
+def _numbered(rows: list[bytes], first: int) -> bytes:
+    """Rows joined, each one's `ROW` replaced by its number, from `first` on."""
+    mark = ROW.encode("ascii")
+    return b"".join([row.replace(mark, b"%d" % n) for n, row in enumerate(rows, first)])
 
 
 def _write_fixed_parts(package: zipfile.ZipFile, names: list[str]) -> None:

@@ -393,26 +393,18 @@ def reviews_table(
             key: (it.type, it.skills, it.lesson_id)
             for key, it in _items(session).items()
         }
+        bounds = options.dates.period(classroom.timezone).bounds()
+        span = sqlite_exports.stored_span(session)
         cells_query = sqlite_exports.review_cells_query(
-            session,
-            _class_learners(classroom),
-            options.dates.period(classroom.timezone).bounds(),
-            zone,
-            options.base,
-            items,
+            session, _class_learners(classroom), bounds, zone, options.base, items, span
         )
         csv_lines = _review_rows(session, cells_query, zone, options.base, True)
         rows_query = sqlite_exports.review_rows_query(
-            session,
-            _class_learners(classroom),
-            options.dates.period(classroom.timezone).bounds(),
-            zone,
-            options.base,
-            items,
+            session, _class_learners(classroom), bounds, zone, options.base, items, span
         )
         xlsx_rows = _review_rows(session, rows_query, zone, options.base, True)
         # The direct XLSX writer states the sheet's size before its rows.
-        count = _count(session, query)
+        count = _count_reviews(session, classroom, bounds)
     return Table(
         "reviews",
         {"en": "Reviews", "zh-CN": "答题记录"},
@@ -422,6 +414,18 @@ def reviews_table(
         csv_lines=csv_lines,
         xlsx_rows=xlsx_rows,
     )
+
+
+def _count_reviews(
+    session: Session,
+    classroom: Classroom,
+    bounds: tuple[datetime | None, datetime | None],
+) -> int:
+    """How many reviews of the class's learners fall in the bounds (an index's
+    count, without the rows' joins)."""
+    learners = select(_class_learners(classroom).c.user_id)
+    query = select(func.count()).select_from(Review)
+    return session.scalar(_in_range(query.where(Review.user_id.in_(learners)), bounds))
 
 
 def count_rows(session: Session, classroom: Classroom, options: ExportOptions) -> int:

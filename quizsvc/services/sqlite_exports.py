@@ -51,11 +51,11 @@ from sqlalchemy import (
     String,
     bindparam,
     case,
-    true,
     cast,
     func,
     literal,
     select,
+    true,
 )
 from sqlalchemy import type_coerce as as_type
 from sqlalchemy.orm import Session
@@ -97,11 +97,12 @@ def review_cells_query(
     zone: ZoneInfo,
     base: str,
     items: dict[str, tuple[str, str, str]],
+    span: tuple[str | None, str | None],
 ) -> PerLearner:
     """The reviews export's SELECT of one CSV record per row, per learner.
 
-    `items` holds each item's type, skills and lesson. Registers the Python
-    functions the SELECT calls on the session's connection.
+    `items` holds each item's type, skills and lesson; `span` is `stored_span`.
+    Registers the Python functions the SELECT calls on the session's connection.
     """
     from quizsvc.services.exports import _in_range
 
@@ -116,8 +117,6 @@ def review_cells_query(
         for key, (kind, skills, lesson) in items.items()
     }
     _register_functions(connection.connection.driver_connection, zone, item_fields)
-    stored = _stored(Review.reviewed_at)
-    span = connection.execute(select(func.min(stored), func.max(stored))).one()
     # printf's %s stops at a NUL, which text here may hold in theory only.
     whole = all("\0" not in learner["learner"] for learner in people) and all(
         "\0" not in text for text in item_fields.values()
@@ -130,6 +129,12 @@ def review_cells_query(
     # As bytes, as the XLSX rows are: Python neither decodes nor encodes them.
     query = _learner_select(cast(record, LargeBinary))
     return PerLearner(_in_range(query, bounds), people)
+
+
+def stored_span(session: Session) -> tuple[str | None, str | None]:
+    """The first and last review times as stored (text), for the zone's offsets."""
+    stored = _stored(Review.reviewed_at)
+    return session.execute(select(func.min(stored), func.max(stored))).one()
 
 
 def lines(session: Session, per_learner: PerLearner) -> Iterator[Any]:
@@ -172,11 +177,12 @@ def review_rows_query(
     zone: ZoneInfo,
     base: str,
     items: dict[str, tuple[str, str, str]],
+    span: tuple[str | None, str | None],
 ) -> PerLearner:
     """The reviews export's SELECT of one XLSX `<row>` per row, per learner.
 
-    `items` holds each item's type, skills and lesson. Registers the Python
-    functions the SELECT calls on the session's connection.
+    `items` holds each item's type, skills and lesson; `span` is `stored_span`.
+    Registers the Python functions the SELECT calls on the session's connection.
     """
     from quizsvc.services.exports import _in_range
 
@@ -208,7 +214,6 @@ def review_rows_query(
         },
     )
     stored = _stored(Review.reviewed_at)
-    span = connection.execute(select(func.min(stored), func.max(stored))).one()
     # One printf makes the row (its cells hold no NUL: XML escapes it); as
     # bytes: Python neither decodes the row nor encodes it again to write it.
     fields = _xlsx_fields(stored, zone, span)
