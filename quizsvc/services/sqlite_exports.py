@@ -31,7 +31,9 @@ The XLSX rows are made the same way: each review as a finished `<row>` of
 cells as `quizsvc.exports.xlsx.row_xml` writes them. Integers, 0 and 1 scores,
 booleans and plain text are cut in SQL; other values (text with XML's special
 characters, control characters or edge spaces, fractional scores) and the
-datetimes' serial numbers go to Python's `cell` functions.
+datetimes' serial numbers go to Python's `cell` functions. Empty values have
+no cell; a cell that may follow one carries its reference when it does (a
+CASE on the value before it).
 """
 
 from __future__ import annotations
