@@ -77,13 +77,17 @@ def build(path: Path, reviews: int, learners: int) -> int:
         ids = connection.scalars(
             select(User.id).where(User.username.like("bench-0%")).order_by(User.id)
         ).all()
+        # Two statements: an executemany takes its columns from the first
+        # row, so the teacher's row would drop every student number and name.
+        connection.execute(
+            insert(Membership).values(class_id=class_id, user_id=teacher,
+                                      role="teacher", joined_at=NOW)
+        )  # fmt: skip
         connection.execute(
             insert(Membership),
-            [{"class_id": class_id, "user_id": teacher, "role": "teacher",
-              "joined_at": NOW}]
-            + [{"class_id": class_id, "user_id": user_id, "role": "learner",
-                "student_number": f"2026{n:05d}", "display_name": f"学生{n}",
-                "joined_at": NOW} for n, user_id in enumerate(ids, 1)],
+            [{"class_id": class_id, "user_id": user_id, "role": "learner",
+              "student_number": f"2026{n:05d}", "display_name": f"学生{n}",
+              "joined_at": NOW} for n, user_id in enumerate(ids, 1)],
         )  # fmt: skip
     engine.dispose()
     return class_id

@@ -1,32 +1,116 @@
 """The `quizsvc` command line: a Flask CLI group with the service's commands.
 
-Each feature keeps its commands in its own module; this file only wires them.
+Each feature keeps its commands in its own module; this file only wires them,
+by name: a command's module is imported when that command runs, so
+`quizsvc export` does not pay for Alembic, NumPy or the drill's imports.
 Bad input exits with code 2 and a one-line message, never a traceback.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+from typing import Any
 
 import click
-import numpy as np
-from flask.cli import ScriptInfo, routes_command, shell_command
 
 from quizsvc import create_app
-from quizsvc.commands.db import db_group, questions_sync_command
-from quizsvc.commands.demo import demo_data_command
-from quizsvc.commands.export import export_command
-from quizsvc.commands.fsrs import fsrs_group
-from quizsvc.commands.problems import check_command, problem_command
-from quizsvc.commands.questions import questions as questions_group
-from quizsvc.commands.users import users_group
-from quizsvc.engine import AttentionInputError, attention
-from quizsvc.formatting import format_matrix
-from quizsvc.parsing import MatrixFormatError, parse_matrix
+
+# Feature commands live in quizsvc/commands/<feature>.py. Each name maps to
+# where its command is and its short help, which `quizsvc --help` shows
+# without importing it (tests/test_cli.py checks the two agree).
+LAZY_COMMANDS = {
+    "check": (
+        "quizsvc.commands.problems:check_command",
+        "Grade answers to a generated problem, read as JSON from FILE or stdin.",
+    ),
+    "db": (
+        "quizsvc.commands.db:db_group",
+        "Create and upgrade the database schema (Alembic migrations in migrations/).",
+    ),
+    "demo-data": (
+        "quizsvc.commands.demo:demo_data_command",
+        "Add demo learners and reviews of the synced items (run `questions sync` "
+        "first).",
+    ),
+    "export": (
+        "quizsvc.commands.export:export_command",
+        "Export a class's reviews, summary, Canvas gradebook, xAPI statements or "
+        "workbook.",
+    ),
+    "fsrs": (
+        "quizsvc.commands.fsrs:fsrs_group",
+        "Fit per-learner FSRS parameters and evaluate schedulers on review logs.",
+    ),
+    "problem": (
+        "quizsvc.commands.problems:problem_command",
+        "Print a generated attention problem.",
+    ),
+    "questions": (
+        "quizsvc.commands.questions:questions",
+        "Check the question bank (questions/) and preview its questions.",
+    ),
+    "routes": ("flask.cli:routes_command", "Show the routes for the app."),
+    "shell": ("flask.cli:shell_command", "Run a shell in the app context."),
+    "users": (
+        "quizsvc.commands.users:users_group",
+        "Create accounts, give them roles, list them.",
+    ),
+}
+
+# Commands that need the app's configuration and database, not its web parts.
+DATA_COMMANDS = frozenset({"export"})
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A click group whose commands are imported only when they are used."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            self.add_command(load_command(name), name)
+        return super().get_command(ctx, name)
+
+    def format_commands(
+        self, ctx: click.Context, formatter: click.HelpFormatter
+    ) -> None:
+        # Click's own listing, with a stand-in for each command not imported.
+        loaded = self.commands
+        stand_ins = {
+            name: click.Command(name, help=summary)
+            for name, (_where, summary) in self.lazy.items()
+        }
+        self.commands = {**stand_ins, **loaded}
+        try:
+            super().format_commands(ctx, formatter)
+        finally:
+            self.commands = loaded
+
+
+def load_command(name: str) -> click.Command:
+    """Import a lazily registered command."""
+    module, attribute = LAZY_COMMANDS[name][0].split(":")
+    command = getattr(importlib.import_module(module), attribute)
+    if name == "questions":
+        # `questions sync` writes to the database, so it lives with `db`.
+        from quizsvc.commands.db import questions_sync_command
+
+        command.add_command(questions_sync_command)
+    return command
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=LAZY_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(package_name="quizsvc")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -38,11 +122,12 @@ def main(ctx: click.Context) -> None:
     # Commands that need the app load it lazily through Flask's ScriptInfo;
     # tests pass their own (app.test_cli_runner does).
     if ctx.obj is None:
-        ctx.obj = ScriptInfo(create_app=create_app, set_debug_flag=False)
+        from flask.cli import ScriptInfo
 
-
-main.add_command(shell_command)
-main.add_command(routes_command)
+        factory = create_app
+        if ctx.invoked_subcommand in DATA_COMMANDS:
+            from quizsvc.app import create_data_app as factory
+        ctx.obj = ScriptInfo(create_app=factory, set_debug_flag=False)
 
 
 class MatrixParam(click.ParamType):
@@ -51,6 +136,10 @@ class MatrixParam(click.ParamType):
     name = "MATRIX"
 
     def convert(self, value, param, ctx):
+        import numpy as np
+
+        from quizsvc.parsing import MatrixFormatError, parse_matrix
+
         if isinstance(value, np.ndarray):
             return value
         label = param.name if param is not None else "matrix"
@@ -60,7 +149,11 @@ class MatrixParam(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-def _mask_param(value: str | None) -> np.ndarray | None:
+def _mask_param(value: str | None) -> Any:
+    import numpy as np
+
+    from quizsvc.parsing import MatrixFormatError, parse_matrix
+
     if value is None:
         return None
     lowered = value.strip().lower()
@@ -101,6 +194,11 @@ def attention_command(q, k, v, mask, causal, scale, temperature, as_json) -> Non
 
         quizsvc attention --q '[[1,0]]' --k '[[1,0],[0,1]]' --v '[[1,0],[0,2]]'
     """
+    import numpy as np
+
+    from quizsvc.engine import AttentionInputError, attention
+    from quizsvc.formatting import format_matrix
+
     try:
         trace = attention(
             q,
@@ -164,15 +262,3 @@ def serve_command(host: str, port: int, workers: int) -> None:
 def run() -> None:  # pragma: no cover - thin wrapper used by `python -m quizsvc`
     """Entry point for `python -m quizsvc`."""
     sys.exit(main())
-
-
-# Feature commands live in quizsvc/commands/<feature>.py; register them here.
-main.add_command(questions_group)
-questions_group.add_command(questions_sync_command)
-main.add_command(db_group)
-main.add_command(fsrs_group)
-main.add_command(demo_data_command)
-main.add_command(problem_command)
-main.add_command(check_command)
-main.add_command(users_group)
-main.add_command(export_command)

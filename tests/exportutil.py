@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+import openpyxl
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
@@ -140,3 +141,38 @@ def build_class_history(session: Session, bank) -> ClassHistory:
     answer(session, teacher, "q-choice", NOW - timedelta(days=3), answer_text="b")
     session.commit()
     return history
+
+
+# --- comparing workbooks ------------------------------------------------------
+
+
+def cells(workbook, rows: int, columns: int) -> dict[str, list[list[tuple]]]:
+    """Every cell of every sheet: value, type, date-ness, style when a date, bold."""
+    return {
+        sheet.title: [
+            [
+                (c.value, type(c.value), c.data_type, c.is_date,
+                 c.number_format if c.is_date else None, c.font.b)
+                for c in row
+            ]  # fmt: skip
+            for row in sheet.iter_rows(max_row=rows, max_col=columns)
+        ]
+        for sheet in workbook.worksheets
+    }
+
+
+def assert_same_workbook(generic, direct) -> None:
+    """Check two openpyxl workbooks hold the same sheets, cells, panes and widths."""
+    assert direct.sheetnames == generic.sheetnames
+    # The same extent: a row of empty values is written as empty cells here
+    # and not at all by XlsxWriter; both read as empty.
+    rows = max(sheet.max_row for sheet in [*direct, *generic])
+    columns = max(sheet.max_column for sheet in [*direct, *generic])
+    assert cells(direct, rows, columns) == cells(generic, rows, columns)
+    for mine, theirs in zip(direct.worksheets, generic.worksheets, strict=True):
+        assert mine.freeze_panes == theirs.freeze_panes == "A2"
+        widths = {k: d.width for k, d in mine.column_dimensions.items()}
+        for key, dimension in theirs.column_dimensions.items():
+            for index in range(dimension.min, dimension.max + 1):
+                letter = openpyxl.utils.get_column_letter(index)
+                assert widths[letter] == dimension.width, (key, letter)

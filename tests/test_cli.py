@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import click
 import pytest
 from click.testing import CliRunner
 
-from quizsvc.cli import main
+from quizsvc.cli import LAZY_COMMANDS, load_command, main
 
 
 def _all_commands(group: click.Group, prefix=()):
-    for name, command in sorted(group.commands.items()):
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
         yield (*prefix, name)
         if isinstance(command, click.Group):
             yield from _all_commands(command, (*prefix, name))
@@ -23,6 +28,46 @@ def test_every_command_has_help(path):
     result = CliRunner().invoke(main, [*path, "--help"])
     assert result.exit_code == 0, result.output
     assert "Usage:" in result.output
+
+
+@pytest.mark.parametrize("name", sorted(LAZY_COMMANDS))
+def test_lazy_command_summary_is_its_short_help(name):
+    """Does `quizsvc --help` show each command's own summary without importing it?"""
+    command = load_command(name)
+    for limit in (40, 60, 1000):
+        assert click.Command(name, help=LAZY_COMMANDS[name][1]).get_short_help_str(
+            limit
+        ) == command.get_short_help_str(limit)
+
+
+@pytest.mark.parametrize(
+    ("args", "absent"),
+    [
+        (["--help"], ["quizsvc.commands", "flask", "sqlalchemy", "numpy"]),
+        (["export", "--help"], ["alembic", "quizsvc.commands.db", "quizsvc.auth"]),
+        # The export's app has the configuration and database, no web parts.
+        (["export", "reviews", "--class", "9"], ["quizsvc.auth", "quizsvc.web"]),
+    ],
+)
+def test_cli_imports_only_the_invoked_command(args, absent, tmp_path):
+    """Does the CLI import a command's module only when that command is used?"""
+    script = (
+        "import sys\n"
+        "from quizsvc.cli import main\n"
+        # An empty database: the export fails after the app is made.
+        f"try:\n    main({args!r})\nexcept BaseException:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)))"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "QUIZSVC_INSTANCE_PATH": str(tmp_path)},
+    ).stdout
+    modules = output.splitlines()[-1].split()
+    for name in absent:
+        assert not [m for m in modules if m == name or m.startswith(name + ".")]
 
 
 LESSON_ARGS = [

@@ -126,8 +126,11 @@ def _show_progress(tables, count_reviews) -> None:
         bar = {"total": total, "desc": table.name, "unit": " rows", "file": sys.stderr,
                "leave": False}  # fmt: skip
         table.rows = tqdm(table.rows, **bar)
-        if table.csv_lines is not None:  # the fast path writes these instead
+        # The fast paths write these instead.
+        if table.csv_lines is not None:
             table.csv_lines = tqdm(table.csv_lines, **bar)
+        if table.xlsx_rows is not None:
+            table.xlsx_rows = tqdm(table.xlsx_rows, **bar)
 
 
 def _write_atomically(path: Path, write) -> None:

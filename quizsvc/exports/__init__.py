@@ -1,4 +1,5 @@
-"""Exports: typed tables (`tables`), their file formats (`writers`), xAPI (`xapi`).
+"""Exports: typed tables (`tables`), their file formats (`writers`, and `xlsx`
+for workbooks written directly), xAPI (`xapi`).
 
 Pure: no Flask, no database. The queries that fill the tables live in
 `quizsvc.services.exports`; the CLI (`quizsvc export`), the API

@@ -40,15 +40,20 @@ class Table:
     title: dict[str, str]
     columns: tuple[Column, ...]
     rows: Iterable[tuple[Any, ...]]
-    # How many rows `rows` will yield, when known cheaply (for progress bars).
+    # How many rows `rows` will yield, when known cheaply (for progress bars
+    # and the direct XLSX writer's sheet dimension).
     count: int | None = None
     # Rows shown before the data that are not records (Canvas's "Points
     # Possible" row); writers put them right under the header.
     preamble: tuple[tuple[Any, ...], ...] = field(default=())
-    # The same rows already as CSV records (one string each, without the line
-    # end, exactly as the CSV writer would write `rows`), when the source makes
+    # The same rows already as CSV records in UTF-8, each with its CRLF line
+    # end, exactly as the CSV writer would write `rows`, when the source makes
     # them much faster than the writer's per-value work (SQLite, in SQL).
-    csv_lines: Iterable[str] | None = None
+    csv_lines: Iterable[bytes] | None = None
+    # The same rows already as XLSX `<row>` elements in UTF-8, cells as
+    # `quizsvc.exports.xlsx.row_xml` writes them (numbers `xlsx.ROW`), from the
+    # same kind of source.
+    xlsx_rows: Iterable[bytes] | None = None
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         yield from self.preamble

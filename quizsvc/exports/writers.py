@@ -8,7 +8,9 @@
   formula and stays as it is, and numeric cells are never touched.
 - XLSX cells are typed (numbers, booleans, dates; text is always a string cell,
   never a formula, so it needs no apostrophe); the header row is frozen. Written
-  with XlsxWriter in constant-memory mode: each row goes to disk as it comes.
+  with XlsxWriter in constant-memory mode: each row goes to disk as it comes;
+  or, when the database made the rows' XML (SQLite), directly as zipped XML
+  with the same cells (`quizsvc.exports.xlsx`).
 - JSON lines: one object per row keyed by the column keys (datetimes as ISO
   8601 with milliseconds and the UTC offset, as in CSV), or, for a table of
   one "object" column (xAPI), that object itself.
@@ -87,23 +89,15 @@ def _row_converter(table: Table, *, neutralized: bool) -> Callable[[tuple], list
 
 def iter_csv(table: Table, language: str = "zh-CN") -> Iterator[str]:
     """Yield the table as CSV text in chunks, the byte order mark first."""
+    if table.csv_lines is not None:
+        for block in _csv_blocks(table, language):
+            yield block.decode("utf-8")
+        return
     buffer = io.StringIO()
     writer = csv.writer(buffer, dialect="excel", lineterminator="\r\n")
     buffer.write(BOM)
     writer.writerow([neutralize(col.heading(language)) for col in table.columns])
     convert = _row_converter(table, neutralized=True)
-    if table.csv_lines is not None:
-        writer.writerows(map(convert, table.preamble))
-        lines = iter(table.csv_lines)
-        while chunk := list(islice(lines, CHUNK_ROWS)):
-            buffer.write("\r\n".join(chunk))
-            buffer.write("\r\n")
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-        if buffer.tell():
-            yield buffer.getvalue()
-        return
     rows = iter(table)
     while True:
         chunk = list(islice(rows, CHUNK_ROWS))
@@ -115,6 +109,24 @@ def iter_csv(table: Table, language: str = "zh-CN") -> Iterator[str]:
         buffer.truncate()
     if buffer.tell():
         yield buffer.getvalue()
+
+
+def _csv_blocks(table: Table, language: str) -> Iterator[bytes]:
+    """Yield the CSV of a table whose records are finished (`csv_lines`) as UTF-8."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, dialect="excel", lineterminator="\r\n")
+    buffer.write(BOM)
+    writer.writerow([neutralize(col.heading(language)) for col in table.columns])
+    writer.writerows(map(_row_converter(table, neutralized=True), table.preamble))
+    head = buffer.getvalue().encode("utf-8")
+    lines = iter(table.csv_lines)
+    # The records are bytes with their line ends: joined, never decoded. The
+    # head goes with the first of them, as in the generic path.
+    while chunk := list(islice(lines, CHUNK_ROWS)):
+        yield head + b"".join(chunk)
+        head = b""
+    if head:
+        yield head
 
 
 def iter_jsonl(table: Table) -> Iterator[str]:
@@ -153,7 +165,13 @@ def iter_json_document(parts: dict[str, Table], head: dict[str, Any]) -> Iterato
 
 
 def _xlsx_cell(value: Any) -> Any:
-    return value[:XLSX_MAX_TEXT] if isinstance(value, str) else value
+    # Cut here, in UTF-16 units as Excel counts: a string XlsxWriter has to cut
+    # makes write_row stop, leaving the rest of the row empty.
+    if isinstance(value, str) and len(value) > XLSX_MAX_TEXT // 2:
+        from quizsvc.exports.xlsx import utf16_truncate
+
+        return utf16_truncate(value)
+    return value
 
 
 def _column_width(heading: str) -> float:
@@ -163,7 +181,17 @@ def _column_width(heading: str) -> float:
 
 
 def write_xlsx(tables: Iterable[Table], target: str | IO[bytes], language: str) -> None:
-    """Write tables as the sheets of one workbook (a file path or binary file)."""
+    """Write tables as the sheets of one workbook (a file path or binary file).
+
+    When a table's rows come as finished XML (`Table.xlsx_rows`), the workbook
+    is written directly (`quizsvc.exports.xlsx`), its other tables too.
+    """
+    tables = list(tables)
+    if any(table.xlsx_rows is not None for table in tables):
+        from quizsvc.exports.xlsx import write_workbook
+
+        write_workbook(tables, target, language)
+        return
     import xlsxwriter
 
     workbook = xlsxwriter.Workbook(
@@ -245,6 +273,9 @@ def render(tables: Sequence[Table], file_format: str, language: str) -> Iterator
                 yield block
         return
     (table,) = tables
+    if file_format == "csv" and table.csv_lines is not None:
+        yield from _csv_blocks(table, language)
+        return
     chunks = iter_csv(table, language) if file_format == "csv" else iter_jsonl(table)
     for chunk in chunks:
         yield chunk.encode("utf-8")

@@ -43,7 +43,6 @@ from quizsvc.models import (
 )
 from quizsvc.services import resolve_now
 from quizsvc.services.classes import class_learners, learner_name
-from quizsvc.services.drill import STREAK_HORIZON_DAYS
 from quizsvc.services.insights import (
     RECENT_ANSWERS_PER_SKILL,
     RECENT_DAYS,
@@ -336,6 +335,10 @@ def _streaks(
     less their rollover hour), first over a short window; only learners whose
     streak fills the window are counted again over STREAK_HORIZON_DAYS.
     """
+    # Imported here: the drill's imports (grading, the bank) would slow every
+    # command that loads this module, `quizsvc export` among them.
+    from quizsvc.services.drill import STREAK_HORIZON_DAYS
+
     if not user_ids:
         return {}
     shifts: dict[int, int] = {}

@@ -347,12 +347,12 @@ def _streamed(session: Session, query: Select) -> Iterator[tuple]:
 def _review_rows(
     session: Session, query: Select, zone: ZoneInfo, base: str, cells: bool = False
 ) -> Iterator[tuple]:
-    """Yield the reviews export's rows: typed values, or (`cells`) the CSV
-    records of a `sqlite_exports.review_cells_query`."""
+    """Yield the reviews export's rows: typed values, or (`cells`) the finished
+    rows of a `sqlite_exports.PerLearner` query (CSV records, XLSX rows)."""
     if cells:
         from quizsvc.services import sqlite_exports
 
-        yield from sqlite_exports.cursor_lines(session, query)
+        yield from sqlite_exports.lines(session, query)
         return
     items = {
         item_id: (info.type, info.skills, info.lesson_id)
@@ -387,25 +387,45 @@ def reviews_table(
 
     zone = ZoneInfo(classroom.timezone)
     query = _class_reviews(classroom, options)
-    csv_lines = None
+    csv_lines = xlsx_rows = count = None
     if sqlite_exports.supported(session):
-        skills = {item_id: info.skills for item_id, info in _items(session).items()}
+        items = {
+            key: (it.type, it.skills, it.lesson_id)
+            for key, it in _items(session).items()
+        }
+        bounds = options.dates.period(classroom.timezone).bounds()
+        span = sqlite_exports.stored_span(session)
         cells_query = sqlite_exports.review_cells_query(
-            session,
-            _class_learners(classroom),
-            options.dates.period(classroom.timezone).bounds(),
-            zone,
-            options.base,
-            skills,
+            session, _class_learners(classroom), bounds, zone, options.base, items, span
         )
         csv_lines = _review_rows(session, cells_query, zone, options.base, True)
+        rows_query = sqlite_exports.review_rows_query(
+            session, _class_learners(classroom), bounds, zone, options.base, items, span
+        )
+        xlsx_rows = _review_rows(session, rows_query, zone, options.base, True)
+        # The direct XLSX writer states the sheet's size before its rows.
+        count = _count_reviews(session, classroom, bounds)
     return Table(
         "reviews",
         {"en": "Reviews", "zh-CN": "答题记录"},
         REVIEW_COLUMNS,
         _review_rows(session, query, zone, options.base),
+        count=count,
         csv_lines=csv_lines,
+        xlsx_rows=xlsx_rows,
     )
+
+
+def _count_reviews(
+    session: Session,
+    classroom: Classroom,
+    bounds: tuple[datetime | None, datetime | None],
+) -> int:
+    """How many reviews of the class's learners fall in the bounds (an index's
+    count, without the rows' joins)."""
+    learners = select(_class_learners(classroom).c.user_id)
+    query = select(func.count()).select_from(Review)
+    return session.scalar(_in_range(query.where(Review.user_id.in_(learners)), bounds))
 
 
 def count_rows(session: Session, classroom: Classroom, options: ExportOptions) -> int:

@@ -35,7 +35,6 @@ from quizsvc.models import (
     User,
 )
 from quizsvc.services import resolve_now
-from quizsvc.services.drill import learning_streak
 from quizsvc.services.progress import skill_progress
 from quizsvc.services.settings import load_settings
 
@@ -533,6 +532,10 @@ def progress_report(
     session: Session, user: User, now: datetime | None = None
 ) -> ProgressReport:
     """Gather the learner's progress figures at one moment."""
+    # Imported here: the drill's imports (grading, the bank) would slow every
+    # command that loads this module, `quizsvc export` among them.
+    from quizsvc.services.drill import learning_streak
+
     now = resolve_now(now)
     return ProgressReport(
         reviews_total=reviews_total(session, user),
