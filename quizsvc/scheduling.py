@@ -501,7 +501,9 @@ def build_queue(
         elif card.due <= learn_ahead:
             ahead.append(card)
     ready.sort(key=lambda c: (c.retrievability, c.due, c.item_id))
-    ahead.sort(key=lambda c: (c.due, c.item_id))
+    # The item just answered goes after the other learn-ahead cards, even one
+    # due a minute later: asking it again at once is what this rule avoids.
+    ahead.sort(key=lambda c: (c.item_id == just_answered, c.due, c.item_id))
     limit = max(reviews_remaining, 0)
     reviews = [
         QueueEntry(c.item_id, c.skill_id, "review", c.due, c.retrievability)

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 from jinja2 import BytecodeCache
 
 from quizsvc import create_app
+
+# Locally each run explores new examples (and replays any failure it kept in
+# .hypothesis/); CI, on a fresh clone, runs the same examples every time, so
+# a red run is reproducible and a green one is not luck. `--hypothesis-seed`
+# or HYPOTHESIS_PROFILE=default explores in CI too.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+)
 
 # Test passwords are hashed with one round of PBKDF2 instead of scrypt: scrypt
 # costs about 0.1 s by design, and hashing plus signing in made up most of the
@@ -83,7 +95,6 @@ def runner(app):
 
 # --- databases: SQLite always, PostgreSQL when QUIZSVC_TEST_POSTGRES_URL is set ---
 import hashlib  # noqa: E402
-import os  # noqa: E402
 import secrets  # noqa: E402
 import shutil  # noqa: E402
 from contextlib import contextmanager  # noqa: E402
