@@ -203,7 +203,7 @@ def _flock_within(fd: int, seconds: float) -> None:
             if time.monotonic() >= deadline:
                 raise sqlite3.OperationalError("database is locked") from None
             time.sleep(pause)
-            pause = min(pause * 2, 0.002)
+            pause = min(pause * 2, 0.0005)
 
 
 def check_sqlite_synchronous(value: str) -> str:
