@@ -189,6 +189,26 @@ def test_offsets_change_where_the_zone_says(zone, start, days):
     assert last.astimezone(zone_info).utcoffset() == periods[-1][1]
 
 
+def test_the_offsets_span_holds_the_class_learners_reviews_only(db_session, history):
+    """Do the zone's offsets come from the span of the class's own reviews?"""
+    from quizsvc.services.exports import _class_learners
+
+    learners = [user.id for user in history.learners.values()]
+    mine = Review.user_id.in_(learners)
+    # Others' reviews (an outsider, a leaver, the teacher) years before and after.
+    others = db_session.scalars(select(Review.id).where(~mine).order_by(Review.id))
+    for review_id, year in zip(others, (1999, 2039, 2039), strict=True):
+        db_session.execute(
+            update(Review)
+            .where(Review.id == review_id)
+            .values(reviewed_at=datetime(year, 1, 1, tzinfo=UTC))
+        )
+    stored = text(f"SELECT reviewed_at FROM reviews WHERE user_id IN {tuple(learners)}")
+    times = sorted(db_session.scalars(stored))
+    span = sqlite_exports.stored_span(db_session, _class_learners(history.classroom))
+    assert span == (times[0], times[-1])
+
+
 def both_workbooks(session, classroom, **options):
     """The reviews XLSX through the SQLite fast path and through XlsxWriter."""
     options.setdefault("base_url", "https://quiz.example/&x=<1>")

@@ -394,7 +394,7 @@ def reviews_table(
             for key, it in _items(session).items()
         }
         bounds = options.dates.period(classroom.timezone).bounds()
-        span = sqlite_exports.stored_span(session)
+        span = sqlite_exports.stored_span(session, _class_learners(classroom))
         cells_query = sqlite_exports.review_cells_query(
             session, _class_learners(classroom), bounds, zone, options.base, items, span
         )

@@ -133,10 +133,18 @@ def review_cells_query(
     return PerLearner(_in_range(query, bounds), people)
 
 
-def stored_span(session: Session) -> tuple[str | None, str | None]:
-    """The first and last review times as stored (text), for the zone's offsets."""
+def stored_span(session: Session, learners: Any) -> tuple[str | None, str | None]:
+    """The learners' first and last review times as stored (text), for the
+    zone's offsets."""
     stored = _stored(Review.reviewed_at)
-    return session.execute(select(func.min(stored), func.max(stored))).one()
+    # Each learner's own first and last: two seeks in the (user_id,
+    # reviewed_at) index, where the whole table's min and max read every
+    # review of every class.
+    mine = Review.user_id == learners.c.user_id
+    first = select(func.min(stored)).where(mine).scalar_subquery()
+    last = select(func.max(stored)).where(mine).scalar_subquery()
+    query = select(func.min(first), func.max(last)).select_from(learners)
+    return session.execute(query).one()
 
 
 def lines(session: Session, per_learner: PerLearner) -> Iterator[Any]:
