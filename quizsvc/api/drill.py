@@ -9,15 +9,11 @@ from flask_babel import gettext as _
 from quizsvc.api import bp, error, id_field, json_body, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
-from quizsvc.db import (
-    begin_reading,
-    commits_without_flush,
-    get_session,
-    transaction,
-)
+from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.grading import MISCONCEPTIONS
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
+from quizsvc.web.drill import current_drill_step
 
 # A day: the web drill clamps its timer to the same bound.
 MAX_DURATION_MS = 24 * 3600 * 1000
@@ -43,12 +39,7 @@ def _duration(body: dict[str, Any]) -> int | None:
 @login_required
 def api_drill_next():
     """The open item (opening the next one when none is open), or done."""
-    user = current_db_user()
-    # Most steps only read; the day's plan is worked out before the write lock.
-    step = drill.preview_step(begin_reading(), user)
-    if isinstance(step, drill.PlannedOpening):
-        with transaction() as session:
-            step = drill.open_planned(session, user, step)
+    step = current_drill_step()
     if isinstance(step, drill.PendingExplanation):
         raise error(
             409,

@@ -104,17 +104,26 @@ def _render_item(
     ), status
 
 
+def current_drill_step() -> drill.DrillStep:
+    """This request's drill step for the signed-in learner, opening the next item if due.
+
+    Most steps only read: the day's plan is worked out in the read phase and
+    only opening an item takes the write lock (see db.begin_reading).
+    """
+    user = current_db_user()
+    step = drill.preview_step(begin_reading(), user)
+    if isinstance(step, drill.PlannedOpening):
+        with transaction() as session:
+            step = drill.open_planned(session, user, step)
+    return step
+
+
 @bp.get("/drill")
 @commits_without_flush
 @login_required
 def drill_page():
     """Show the open item (opening the next one), a pending explanation, or done."""
-    user = current_db_user()
-    # Most steps only read; the day's plan is worked out before the write lock.
-    step = drill.preview_step(begin_reading(), user)
-    if isinstance(step, drill.PlannedOpening):
-        with transaction() as session:
-            step = drill.open_planned(session, user, step)
+    step = current_drill_step()
     if isinstance(step, drill.PendingExplanation):
         return redirect(url_for("drill.result", review_id=step.review.id))
     if isinstance(step, drill.Done):
