@@ -171,8 +171,10 @@ def main() -> None:
             ("settings", f"{base}/settings"),
             ("API learners", f"/api/v1/classes/{class_id}/learners"),
         ]
-        print(f"{args.learners} learners, {args.reviews:,} reviews, SQLite; "
-              f"median of {args.runs} runs (target < {TARGET_SECONDS:.1f} s)")  # fmt: skip
+        print(
+            f"{args.learners} learners, {args.reviews:,} reviews, SQLite; "
+            f"median of {args.runs} runs (target < {TARGET_SECONDS:.1f} s)"
+        )
         worst = 0.0
         for name, url in pages:
             client.get(url)  # warm caches

@@ -129,7 +129,7 @@ _WRITER_LOCKS_GUARD = threading.Lock()
 
 
 def _gated_connection_class(database: str) -> type[sqlite3.Connection]:
-    """A sqlite3 connection class whose writers queue for their turn, not in a busy loop."""
+    """Make a sqlite3 connection class whose writers queue for their turn, not spin."""
     gate_path = f"{database}-writers"
     with _WRITER_LOCKS_GUARD:
         in_process = _WRITER_LOCKS.setdefault(gate_path, threading.Lock())

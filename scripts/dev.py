@@ -2,7 +2,7 @@
 """Set up a private virtual environment, then run the service or the tests.
 
     python3 scripts/dev.py run [serve options]   # e.g. --port 8080
-    python3 scripts/dev.py test [pytest options]
+    python3 scripts/dev.py test [pytest options]   # ruff, lint-imports, pytest
 
 Only the Python standard library is used here, so a machine with nothing but
 Python >= 3.11 can run it; nothing is installed outside ./.venv.
@@ -73,7 +73,27 @@ def main(argv: list[str]) -> int:
             # Ctrl+C reached the service too and it is stopping: let it finish
             # (killing it would leave its workers behind).
             return service.wait()
-    return subprocess.call([str(python), "-m", "pytest", *rest])
+    failed = _static_checks()
+    return subprocess.call([str(python), "-m", "pytest", *rest]) or failed
+
+
+# Run before the tests; a failure here fails the command after the tests ran.
+STATIC_CHECKS = (
+    ("ruff", "check", "."),
+    ("ruff", "format", "--check", "."),
+    ("lint-imports",),
+)
+
+
+def _static_checks() -> int:
+    """Lint, check the formatting and the layers' import contracts; 1 if any fail."""
+    failed = 0
+    for command in STATIC_CHECKS:
+        _say(" ".join(command))
+        if subprocess.call([str(BIN / command[0]), *command[1:]]) != 0:
+            _say(f"{command[0]} failed (see above); the tests run anyway")
+            failed = 1
+    return failed
 
 
 if __name__ == "__main__":

@@ -128,7 +128,9 @@ class Mutant:
         return f"quizsvc/{self.path}"
 
 
-def M(id, path, before, after, *, equivalent=None, needs_postgres=False, retired=None) -> Mutant:
+def M(
+    id, path, before, after, *, equivalent=None, needs_postgres=False, retired=None
+) -> Mutant:
     return Mutant(id, path, before, after, equivalent, needs_postgres, retired)
 
 

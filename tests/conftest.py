@@ -16,7 +16,8 @@ from quizsvc import create_app
 # or HYPOTHESIS_PROFILE=default explores in CI too.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
+    os.environ.get("HYPOTHESIS_PROFILE")
+    or ("ci" if os.environ.get("CI") else "default")
 )
 
 # Test passwords are hashed with one round of PBKDF2 instead of scrypt: scrypt

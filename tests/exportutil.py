@@ -151,8 +151,14 @@ def cells(workbook, rows: int, columns: int) -> dict[str, list[list[tuple]]]:
     return {
         sheet.title: [
             [
-                (c.value, type(c.value), c.data_type, c.is_date,
-                 c.number_format if c.is_date else None, c.font.b)
+                (
+                    c.value,
+                    type(c.value),
+                    c.data_type,
+                    c.is_date,
+                    c.number_format if c.is_date else None,
+                    c.font.b,
+                )
                 for c in row
             ]  # fmt: skip
             for row in sheet.iter_rows(max_row=rows, max_col=columns)

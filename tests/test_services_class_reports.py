@@ -84,7 +84,10 @@ def test_overview_rows_count_each_learners_answers(db_session, room):
     assert ana.last_active == NOW - timedelta(hours=2)
     assert (bo.reviews_7d, bo.accuracy) == (2, 0.5)
     assert (cy.reviews_30d, cy.accuracy, cy.last_active, cy.mean_recall) == (
-        0, None, None, None
+        0,
+        None,
+        None,
+        None,
     )
     assert cy.streak == 0 and cy.cards == 0
 
@@ -157,7 +160,9 @@ def test_misconceptions_are_counted_per_skill_and_learner_in_the_class_only(
     assert no_scale.by_learner == {people["ana"].id: 2}  # not eve: not in the class
     newest = no_scale.examples[0]
     assert (newest.problem_kind, newest.problem_seed, newest.problem_level) == (
-        "weights", 7, 1
+        "weights",
+        7,
+        1,
     )
     assert [e.reviewed_at for e in no_scale.examples] == sorted(
         (e.reviewed_at for e in no_scale.examples), reverse=True

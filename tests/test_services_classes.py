@@ -120,7 +120,11 @@ def test_joining_with_a_typed_code_adds_a_learner_with_number_and_name(
 ):
     typed = " " + classroom.join_code.lower()[:4] + "-" + classroom.join_code[4:]
     membership = join_class(
-        db_session, people["ana"], typed, student_number=" 2026001 ", display_name="安娜"
+        db_session,
+        people["ana"],
+        typed,
+        student_number=" 2026001 ",
+        display_name="安娜",
     )
     assert (membership.student_number, membership.display_name) == ("2026001", "安娜")
     assert membership.role == "learner"

@@ -313,9 +313,7 @@ def test_fast_xlsx_matches_for_any_values(
     store_awkward_values(db_session, history, offset, start.replace(tzinfo=UTC))
     first = history.reviews["ana"][0]
     db_session.execute(
-        update(Review)
-        .where(Review.id == first)
-        .values(answer_text=answer, score=score)
+        update(Review).where(Review.id == first).values(answer_text=answer, score=score)
     )
     history.classroom.timezone = zone
     db_session.flush()

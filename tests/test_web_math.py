@@ -13,8 +13,7 @@ def test_the_math_filter_sets_powers_and_escapes_everything_else(app):
     template = app.jinja_env.from_string("{{ text | math }}")
     shown = template.render(text="<b>e^(−mᵢ)</b> & e^0.5 < Tk^-1")
     assert shown == (
-        "&lt;b&gt;e<sup>−mᵢ</sup>&lt;/b&gt; &amp; e<sup>0.5</sup> &lt; "
-        "Tk<sup>-1</sup>"
+        "&lt;b&gt;e<sup>−mᵢ</sup>&lt;/b&gt; &amp; e<sup>0.5</sup> &lt; Tk<sup>-1</sup>"
     )
     assert template.render(text=None) == ""
 
@@ -25,7 +24,9 @@ def test_a_lesson_note_shows_its_powers_as_superscripts(app):
     with app.test_request_context("/notes/l16-softmax"):
         page = render_template("drill/note.html", note=note)
     assert "e<sup>−mᵢ</sup>" in page
-    assert "^(" not in page and "{" not in page.split("<article")[1].split("</article>")[0]
+    assert (
+        "^(" not in page and "{" not in page.split("<article")[1].split("</article>")[0]
+    )
 
 
 def test_every_bank_text_renders_without_leftover_markup():

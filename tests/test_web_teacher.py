@@ -216,7 +216,9 @@ def test_adding_a_co_teacher(app, teacher, classroom):
     sign_in(li, "li")
     assert li.get(base).status_code == 200
     refused = teacher.post(f"{base}/teachers", data={"username": "ana"})
-    assert refused.status_code == 400 and "不是教师账户" in refused.get_data(as_text=True)
+    assert refused.status_code == 400 and "不是教师账户" in refused.get_data(
+        as_text=True
+    )
 
 
 def upload(client, class_id: int, data: bytes):

@@ -151,17 +151,17 @@ def test_a_writer_gives_up_after_the_busy_timeout(database, monkeypatch):
     with first.begin() as connection:
         _bump(connection)
         # The same thread asking again would otherwise wait for itself forever.
-        with pytest.raises(OperationalError, match="database is locked"):
-            with second.begin() as other:
-                _bump(other)
+        with (
+            pytest.raises(OperationalError, match="database is locked"),
+            second.begin() as other,
+        ):
+            _bump(other)
     assert _value(url) == 1
     first.dispose()
     second.dispose()
 
 
-def test_a_worker_killed_while_writing_does_not_block_the_others(
-    database, monkeypatch
-):
+def test_a_worker_killed_while_writing_does_not_block_the_others(database, monkeypatch):
     """While a process writes the others wait; once it dies, can they write?"""
     from quizsvc import db
 
@@ -190,9 +190,11 @@ def test_a_worker_killed_while_writing_does_not_block_the_others(
         assert holder.stdout.readline().strip() == "holding"
         monkeypatch.setattr(db, "BUSY_TIMEOUT_SECONDS", 0.2)
         waiting = make_engine(url)
-        with pytest.raises(OperationalError, match="database is locked"):
-            with waiting.begin() as connection:
-                _bump(connection)
+        with (
+            pytest.raises(OperationalError, match="database is locked"),
+            waiting.begin() as connection,
+        ):
+            _bump(connection)
         waiting.dispose()
         monkeypatch.undo()
         holder.send_signal(signal.SIGKILL)
@@ -223,7 +225,9 @@ def test_many_writers_at_once_all_commit(database):
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=writer, args=(engines[n % 2],)) for n in range(8)]
+    threads = [
+        threading.Thread(target=writer, args=(engines[n % 2],)) for n in range(8)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

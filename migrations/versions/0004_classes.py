@@ -68,7 +68,9 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column("student_number", sa.String(length=64), nullable=True)
         )
-        batch.add_column(sa.Column("display_name", sa.String(length=128), nullable=True))
+        batch.add_column(
+            sa.Column("display_name", sa.String(length=128), nullable=True)
+        )
 
     op.create_table(
         "roster_entries",

@@ -766,7 +766,9 @@ def _export_paths() -> dict[str, Any]:
     date = {"anyOf": [{"type": "string", "format": "date"}, {"enum": [""]}]}
     dates = [
         _query("from", date, "First day, in the class's time zone (empty: open)."),
-        _query("to", date, "Last day (included), in the class's time zone (empty: open)."),
+        _query(
+            "to", date, "Last day (included), in the class's time zone (empty: open)."
+        ),
     ]
     return {
         "/classes/{class_id}/exports/{kind}": {
@@ -790,8 +792,8 @@ def _export_paths() -> dict[str, Any]:
                     _query(
                         "format",
                         {"type": "string", "enum": ["csv", "xlsx", "jsonl", ""]},
-                        "csv (default, also when empty), xlsx or jsonl; xapi is jsonl only, "
-                        "workbook xlsx only, canvas csv or xlsx.",
+                        "csv (default, also when empty), xlsx or jsonl; "
+                        "xapi is jsonl only, workbook xlsx only, canvas csv or xlsx.",
                     ),
                     *dates,
                     _query(

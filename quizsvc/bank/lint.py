@@ -80,7 +80,10 @@ def cloze_answer_in_prompt(
             )
             if inside:
                 found.append(
-                    (language, f"the {language} prompt contains its own answer {answer!r}")
+                    (
+                        language,
+                        f"the {language} prompt contains its own answer {answer!r}",
+                    )
                 )
     return found
 
@@ -144,9 +147,7 @@ def math_markup(text: str) -> list[str]:
 # Misconceptions that land on a numeric item's key
 
 
-def mistakes_within_tolerance(
-    spec: dict, answer: float, tolerance: float
-) -> list[str]:
+def mistakes_within_tolerance(spec: dict, answer: float, tolerance: float) -> list[str]:
     """Name the classic mistakes whose number lies within the item's tolerance."""
     found = []
     for name, value in _mistaken_values(spec).items():
@@ -215,15 +216,15 @@ def _mistaken_values(spec: dict) -> dict[str, float]:
         for name, weights in _weights_mistakes(trace, q, k).items():
             chosen = weights if quantity == "weights" else weights @ v
             changed[name] = float(chosen[index])
-    values.update(
-        (name, value) for name, value in changed.items() if value != correct
-    )
+    values.update((name, value) for name, value in changed.items() if value != correct)
     return values
 
 
 def _pick(trace: Any, quantity: str, index: tuple) -> float:
-    array = trace.exp_unshifted() if quantity == "exp_unshifted" else getattr(
-        trace, quantity
+    array = (
+        trace.exp_unshifted()
+        if quantity == "exp_unshifted"
+        else getattr(trace, quantity)
     )
     return float(array[index])
 
@@ -239,8 +240,9 @@ def _weights_mistakes(
     found = {
         "unnormalized_exp": shifted,
         "no_softmax": np.where(np.isfinite(scores), scores, 0.0),
-        "hard_argmax": (np.arange(scores.shape[-1]) == scores.argmax(axis=-1)[:, None])
-        .astype(float),
+        "hard_argmax": (
+            np.arange(scores.shape[-1]) == scores.argmax(axis=-1)[:, None]
+        ).astype(float),
     }
     column_peak = scores.max(axis=0, keepdims=True)
     columns = np.exp(scores - column_peak)

@@ -1,4 +1,4 @@
-"""Finding the line of a key in a TOML file: tomllib reports lines only for syntax errors."""
+"""Find the line of a key in a TOML file; tomllib gives lines only for syntax errors."""
 
 from __future__ import annotations
 

@@ -29,7 +29,6 @@ SELF_ASSESSMENT_SCALE: tuple[dict[str, Any], ...] = (
 )
 
 
-
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the bank, located as a person would look for it."""
@@ -224,4 +223,3 @@ def presented_steps(question: Question) -> list[dict]:
     if shuffled == steps:
         shuffled = shuffled[1:] + shuffled[:1]
     return shuffled
-

@@ -196,7 +196,6 @@ class _File:
         return value
 
 
-
 @dataclass
 class _Draft:
     """Everything read so far, with where each id was defined (for messages)."""
@@ -525,9 +524,7 @@ def _read_question(
         "difficulty": difficulty,
         "data": data,
     }
-    draft.questions[question_id] = Question(
-        **fields, content_hash=content_hash(fields)
-    )
+    draft.questions[question_id] = Question(**fields, content_hash=content_hash(fields))
 
 
 def _read_choice(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
@@ -948,4 +945,3 @@ def _check_references(draft: _Draft) -> None:
             lesson.prerequisite_titles[prerequisite_id] = (
                 title if title is not None else dict(known.title)
             )
-

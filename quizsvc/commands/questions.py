@@ -187,7 +187,9 @@ def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str
     data = question.data
 
     if question.type == "choice":
-        lines[-1] += labels["gap"] + labels["multiple" if data["multiple"] else "single"]
+        lines[-1] += (
+            labels["gap"] + labels["multiple" if data["multiple"] else "single"]
+        )
         lines += [f"  {option['id']}) {option['text']}" for option in public["options"]]
         for option in data["options"]:
             mark = "✓" if option["correct"] else "✗"

@@ -312,14 +312,16 @@ def _write_sheet(
     rows that did not fit, if any."""
     room = MAX_ROWS - 1
     number = 2
-    with package.open(path, "w", force_zip64=True) as part:
-        with _Compressor(part) as compressor:
-            compressor.put(_sheet_head(headings, expected).encode("utf-8"))
-            while room and (chunk := list(islice(rows, min(CHUNK_ROWS, room)))):
-                room -= len(chunk)
-                compressor.put_rows(chunk, number)
-                number += len(chunk)
-            compressor.put(_SHEET_TAIL.encode("utf-8"))
+    with (
+        package.open(path, "w", force_zip64=True) as part,
+        _Compressor(part) as compressor,
+    ):
+        compressor.put(_sheet_head(headings, expected).encode("utf-8"))
+        while room and (chunk := list(islice(rows, min(CHUNK_ROWS, room)))):
+            room -= len(chunk)
+            compressor.put_rows(chunk, number)
+            number += len(chunk)
+        compressor.put(_SHEET_TAIL.encode("utf-8"))
     if room:
         return None
     # A full sheet: continued only if another row follows.

@@ -665,9 +665,7 @@ def class_items(
             second,
             func.count().label("attempts"),
             func.sum(case((first, 1), else_=0)).label("first_tries"),
-            func.sum(case((and_(first, Review.correct), 1), else_=0)).label(
-                "first_ok"
-            ),
+            func.sum(case((and_(first, Review.correct), 1), else_=0)).label("first_ok"),
             func.sum(case((learned, 1), else_=0)).label("learned"),
             func.sum(case((and_(learned, Review.rating == 1), 1), else_=0)).label(
                 "lapses"
@@ -685,9 +683,7 @@ def class_items(
     items = {
         item_id: (item_type, content)
         for item_id, item_type, content in session.execute(
-            select(Item.id, Item.type, Item.content).where(
-                Item.id.in_(list(counts))
-            )
+            select(Item.id, Item.type, Item.content).where(Item.id.in_(list(counts)))
         )
     }
     reports = [

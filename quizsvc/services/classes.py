@@ -76,9 +76,7 @@ def class_for_teacher(session: Session, user: User, class_id: int) -> Classroom 
     )
 
 
-def require_class_for_teacher(
-    session: Session, user: User, class_id: int
-) -> Classroom:
+def require_class_for_teacher(session: Session, user: User, class_id: int) -> Classroom:
     """Return the class the user teaches, or raise NotFound."""
     classroom = class_for_teacher(session, user, class_id)
     if classroom is None:
@@ -186,7 +184,9 @@ def _text(value: object, limit: int, zh_field: str, en_field: str) -> str | None
     if value is None:
         return None
     if not isinstance(value, str):
-        raise LocalizedInvalidInput(f"{zh_field}必须是文字。", f"{en_field} must be text.")
+        raise LocalizedInvalidInput(
+            f"{zh_field}必须是文字。", f"{en_field} must be text."
+        )
     value = " ".join(value.split())
     if len(value) > limit:
         raise LocalizedInvalidInput(
@@ -386,7 +386,9 @@ def join_class(
                 "你是这个班的教师，不能以学生身份加入。",
                 "You teach this class and cannot join it as a learner.",
             )
-        raise LocalizedConflict("你已经在这个班级里了。", "You are already in this class.")
+        raise LocalizedConflict(
+            "你已经在这个班级里了。", "You are already in this class."
+        )
     if student_number is not None:
         clash = session.scalar(
             select(Membership.id).where(
@@ -456,7 +458,10 @@ def parse_roster(data: bytes | str) -> list[tuple[str, str]]:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise RosterError(
-                [f"文件不是 UTF-8 编码（第 {exc.start} 字节）；请另存为 UTF-8 的 CSV。"],
+                [
+                    f"文件不是 UTF-8 编码（第 {exc.start} 字节）；"
+                    "请另存为 UTF-8 的 CSV。"
+                ],
                 [f"the file is not UTF-8 (byte {exc.start}); save it as a UTF-8 CSV."],
             ) from None
     else:

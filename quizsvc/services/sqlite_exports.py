@@ -435,8 +435,7 @@ def _xml_int(
     return case(
         (value.is_(None), xlsx.EMPTY),
         (
-            (func.typeof(value) == "integer")
-            & value.between(-_INT_EXACT, _INT_EXACT),
+            (func.typeof(value) == "integer") & value.between(-_INT_EXACT, _INT_EXACT),
             start + as_type(value, String) + "</v></c>",
         ),
         else_=_python_cell(value, gap, column),

@@ -16,8 +16,8 @@ from quizsvc.services.classes import (
     MAX_STUDENT_NUMBER,
     class_by_code,
     join_class,
-    leave_class,
     learner_classes,
+    leave_class,
 )
 
 bp = Blueprint("classes", __name__)

@@ -105,7 +105,7 @@ def _render_item(
 
 
 def current_drill_step() -> drill.DrillStep:
-    """This request's drill step for the signed-in learner, opening the next item if due.
+    """Return the signed-in learner's drill step, opening the next item if due.
 
     Most steps only read: the day's plan is worked out in the read phase and
     only opening an item takes the write lock (see db.begin_reading).

@@ -243,10 +243,11 @@ def overview(class_id: int):
         heatmap=heatmap,
         heatmap_names=[names[user_id] for user_id in heatmap.user_ids],
         heatmap_cells=[
-            [percent(value) if cards else "—" for value, cards in zip(*row)]
-            for row in zip(
-                heatmap.recall.tolist(), heatmap.cards.tolist(), strict=True
-            )
+            [
+                percent(value) if cards else "—"
+                for value, cards in zip(*row, strict=True)
+            ]
+            for row in zip(heatmap.recall.tolist(), heatmap.cards.tolist(), strict=True)
         ],
         heatmap_svg=recall_grid_svg(
             heatmap.recall,
