@@ -9,8 +9,9 @@ from __future__ import annotations
 from flask import Flask, g, request, session
 from flask_babel import Babel
 
+from quizsvc.text import DEFAULT_LANGUAGE, pick
+
 SUPPORTED = {"zh-CN": "zh_Hans_CN", "en": "en"}
-DEFAULT_LANGUAGE = "zh-CN"
 
 babel = Babel()
 
@@ -37,9 +38,7 @@ def select_locale() -> str:
 
 def localized(text: dict[str, str] | str) -> str:
     """Pick the current language out of a {"zh-CN": ..., "en": ...} mapping."""
-    if isinstance(text, str):
-        return text
-    return text.get(current_language()) or text.get(DEFAULT_LANGUAGE) or ""
+    return pick(text, current_language())
 
 
 def init_app(app: Flask) -> None:
