@@ -8,14 +8,17 @@ a folder the test prints (QUIZSVC_SCREENSHOT_DIR chooses it).
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from quizsvc import bank, problems
-from tests.browserutil import BROWSER_MARKS
+from tests.browserutil import (
+    BROWSER_MARKS,
+    open_problem_seed,
+    register,
+    reopen_as,
+)
 
 BANK = bank.load()
 pytestmark = BROWSER_MARKS
@@ -107,17 +110,6 @@ def test_learner_journey_in_both_languages(server, browser, shots, capsys):
     assert len(list(shots.glob("*.png"))) >= 16
 
 
-def open_problem_seed(database: Path, item_id: str) -> tuple[str, int, int]:
-    """Which generated problem the server opened for this item (read from its DB)."""
-    with closing(sqlite3.connect(database)) as connection:
-        row = connection.execute(
-            "SELECT problem_kind, problem_seed, problem_level FROM open_items "
-            "WHERE item_id = ?",
-            (item_id,),
-        ).fetchone()
-    return row
-
-
 def answer_open_item(page, database: Path) -> None:
     """Answer the item the drill shows, correctly, as a prepared learner would."""
     item_id = page.locator("input[name=item_id]").first.get_attribute("value")
@@ -200,28 +192,6 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
     assert page.locator("#new-count").inner_text() == "0"
     snap(page, shots, "18-today-after-zh")
     context.close()
-
-
-def register(page, server: str, username: str) -> None:
-    """Register a learner through the form and land on Today."""
-    page.goto(server + "register")
-    page.fill("#username", username)
-    page.fill("#password", "attention-by-hand")
-    page.fill("#confirm", "attention-by-hand")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/today")
-
-
-def reopen_as(database: Path, username: str, item_id: str, problem=(None, None, None)):
-    """Make the learner's open item another one (as if the queue had chosen it)."""
-    kind, seed, level = problem
-    with closing(sqlite3.connect(database)) as connection, connection:
-        connection.execute(
-            "UPDATE open_items SET item_id = ?, problem_kind = ?, problem_seed = ?, "
-            "problem_level = ? WHERE user_id = "
-            "(SELECT id FROM users WHERE username = ?)",
-            (item_id, kind, seed, level, username),
-        )
 
 
 def snap_both(page, shots: Path, name: str) -> None:

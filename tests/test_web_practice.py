@@ -182,9 +182,16 @@ def test_a_wrong_cell_is_marked_and_later_steps_carry_credit_forward(client):
     html = client.post(url(problem), data=form_for(problem, answers)).get_data(
         as_text=True
     )
-    assert re.search(r'<td class="bad">\s*<input[^>]*name="cell-S-0-0"', html)
-    assert re.search(r'<td class="ok">\s*<input[^>]*name="cell-S-0-1"', html)
-    assert re.search(r'id="step-S">\s*✗', html)
+    wrong = re.search(r'<td class="bad">\s*<input[^>]*name="cell-S-0-0"[^>]*>', html)
+    right = re.search(r'<td class="ok">\s*<input[^>]*name="cell-S-0-1"[^>]*>', html)
+    # The verdict is the cell's description in words; the glyph is for the eye.
+    assert 'aria-describedby="ask-S-wrong"' in wrong.group(0)
+    assert 'aria-invalid="true"' in wrong.group(0)
+    assert 'aria-describedby="ask-S-right"' in right.group(0)
+    assert "aria-invalid" not in right.group(0)
+    assert '<span id="ask-S-wrong" hidden>wrong</span>' in html
+    assert '<span class="mark" aria-hidden="true">✗</span>' in html
+    assert re.search(r'id="step-S">\s*<span aria-hidden="true">✗</span> wrong', html)
     assert 'class="step-result ecf" id="step-A"' in html
     assert "credit carried forward" in html
 
@@ -196,7 +203,7 @@ def test_a_classic_mistake_is_named_and_explained(client):
         url(problem), data=form_for(problem, pipeline_answers(problem, "no_scale"))
     )
     html = response.get_data(as_text=True)
-    assert 'id="misconception"' in html and 'title="no_scale"' in html
+    assert 'id="misconception"' in html and "no_scale" not in html
     assert grading.MISCONCEPTION_TITLES["no_scale"]["en"] in html
     # The explanation is said once (in the feedback), not twice.
     sentence = grading.MISCONCEPTIONS["no_scale"]["en"]

@@ -59,8 +59,15 @@ class AnswerFormatError(InvalidInput):
 
     code = "format_error"
 
-    def __init__(self, messages: list[dict[str, str]]):
+    def __init__(
+        self,
+        messages: list[dict[str, str]],
+        fields: list[tuple[str, int | None, int | None]] | None = None,
+    ):
         self.messages = messages
+        # (ask, row, column) of each unreadable entry of a generated problem,
+        # so a page can point at the cell at fault.
+        self.fields = fields or []
         super().__init__(self.localized("en"))
 
     def localized(self, lang: str) -> str:
@@ -491,7 +498,8 @@ def _verdict_for(
         if verdict.format_errors:
             labels = {ask.name: ask.label for ask in problem.ask}
             raise AnswerFormatError(
-                [labelled(e, labels.get(e.quantity)) for e in verdict.format_errors]
+                [labelled(e, labels.get(e.quantity)) for e in verdict.format_errors],
+                [(e.quantity, e.row, e.col) for e in verdict.format_errors],
             )
         graded = scheduling.GradedAnswer(
             correct=verdict.correct, score=float(verdict.score)

@@ -21,9 +21,9 @@
 // explanation is noticed before it is sent (the server refuses it anyway).
 (function () {
   "use strict";
-  var areas = document.querySelectorAll("textarea[maxlength][aria-describedby]");
+  var areas = document.querySelectorAll("textarea[maxlength][data-counter]");
   Array.prototype.forEach.call(areas, function (area) {
-    var counter = document.getElementById(area.getAttribute("aria-describedby"));
+    var counter = document.getElementById(area.dataset.counter);
     if (!counter || !counter.dataset.template) { return; }
     var max = parseInt(area.getAttribute("maxlength"), 10);
     var update = function () {

@@ -7,18 +7,49 @@ from collections.abc import Sequence
 from datetime import date
 
 import numpy as np
+from flask_babel import gettext
 from markupsafe import Markup, escape
+
+# Heatmap shades run from near-white (#f4f8fc) to deep blue (#08306b).
+_LIGHTEST, _DARKEST = (244, 248, 252), (8, 48, 107)
+
+
+def _shade(value: float) -> tuple[int, int, int]:
+    t = min(max(value, 0.0), 1.0)
+    return tuple(  # type: ignore[return-value]
+        round(s + (e - s) * t) for s, e in zip(_LIGHTEST, _DARKEST, strict=True)
+    )
 
 
 def _cell_fill(value: float) -> str:
     """Map a weight in [0, 1] to a light-to-dark blue; NaN is hatched grey."""
     if math.isnan(value):
         return "url(#undefined-hatch)"
-    t = min(max(value, 0.0), 1.0)
-    # Interpolate from near-white (#f4f8fc) to deep blue (#08306b).
-    start, end = (244, 248, 252), (8, 48, 107)
-    r, g, b = (round(s + (e - s) * t) for s, e in zip(start, end, strict=True))
+    r, g, b = _shade(value)
     return f"rgb({r},{g},{b})"
+
+
+def relative_luminance(rgb: Sequence[int]) -> float:
+    """WCAG 2 relative luminance of an sRGB colour given as 0-255 channels."""
+    linear = [
+        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+        for c in (channel / 255 for channel in rgb)
+    ]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def label_ink(value: float) -> str:
+    """Black or white, whichever contrasts more with the shade of `value`.
+
+    Black against a shade of luminance L gives (L + .05)/.05 and white gives
+    1.05/(L + .05); the larger of the two is never below 4.58:1 (equal where
+    L = .179), so every label passes WCAG AA at any weight. A dark grey ink
+    would leave a band near 0.6 where neither reaches 4.5:1.
+    """
+    if math.isnan(value):
+        return "#000000"
+    lum = relative_luminance(_shade(value))
+    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#ffffff"
 
 
 def heatmap_svg(
@@ -37,10 +68,11 @@ def heatmap_svg(
     col_labels = list(col_labels or [f"k{j}" for j in range(cols)])
     left, top = 36, 24
     width, height = left + cols * cell + 4, top + rows * cell + 4
+    undefined = gettext("undefined")
     summary = "; ".join(
         f"{row_labels[i]}: "
         + ", ".join(
-            f"{col_labels[j]}={'undefined' if math.isnan(v) else f'{v:.4f}'}"
+            f"{col_labels[j]}={undefined if math.isnan(v) else f'{v:.4f}'}"
             for j, v in enumerate(values[i])
         )
         for i in range(rows)
@@ -74,9 +106,7 @@ def heatmap_svg(
             hidden = masked is not None and bool(masked[i, j])
             fill = "#ffffff" if hidden else _cell_fill(v)
             label_text = "×" if hidden else ("?" if math.isnan(v) else f"{v:.2f}")
-            ink = (
-                "#ffffff" if (not hidden and not math.isnan(v) and v > 0.55) else "#222"
-            )
+            ink = "#000000" if hidden else label_ink(v)
             parts.append(
                 f'<rect class="hm" x="{x}" y="{y0}" '
                 f'width="{cell - 2}" height="{cell - 2}" '
@@ -330,6 +360,8 @@ def visibility_svg(
             seen = bool(flags[i, j])
             x, y = left + j * cell, top + i * cell
             word = visible_text if seen else hidden_text
+            # Both marks are at least 5.5:1 on their cell (WCAG AA for text).
+            mark, ink = ("✓", "#146c2e") if seen else ("×", "#595959")
             parts.append(
                 f'<rect class="{"seen" if seen else "hidden"}" x="{x}" y="{y}" '
                 f'width="{cell - 2}" height="{cell - 2}" '
@@ -338,7 +370,7 @@ def visibility_svg(
                 f"{escape(word)}</title></rect>"
                 f'<text x="{x + (cell - 2) / 2}" y="{y + cell / 2 + 4}" '
                 f'text-anchor="middle" class="cell" '
-                f'fill="{"#1b7f3b" if seen else "#777"}">{"✓" if seen else "×"}</text>'
+                f'fill="{ink}">{mark}</text>'
             )
     parts.append("</svg>")
     return Markup("".join(parts))
@@ -441,7 +473,7 @@ def recall_grid_svg(
             v = float(values[i, j])
             empty = math.isnan(v)
             fill = "url(#no-data-hatch)" if empty else _cell_fill(v)
-            ink = "#ffffff" if not empty and v > 0.55 else "#222"
+            ink = label_ink(v)
             x = left + j * cell
             # No tooltip per cell: the table beside the chart is its text form,
             # and 2,000 tooltips would weigh more than the chart.

@@ -27,7 +27,7 @@ from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import find_answer
 from quizsvc.services.settings import load_settings
 from quizsvc.web import practice
-from quizsvc.web.answers import collect_answers, typed_values
+from quizsvc.web.answers import collect_answers, offending_fields, typed_values
 
 bp = Blueprint("drill", __name__)
 today_bp = Blueprint("today", __name__)
@@ -86,6 +86,7 @@ def _render_item(
     error: str | None = None,
     values: dict[str, Any] | None = None,
     revealed: dict | None = None,
+    invalid: list[str] | None = None,
     status: int = 200,
 ):
     lang = current_language()
@@ -99,6 +100,7 @@ def _render_item(
         error=error,
         values=values or {},
         revealed=revealed,
+        invalid=invalid or [],
         ratings=ratings,
         idempotency_key=uuid.uuid4().hex,
     ), status
@@ -204,7 +206,13 @@ def answer():
     except ServiceError as exc:
         values = typed_values(request.form)
         values["answer"] = request.form.getlist("answer")
-        return _render_item(step, error=_message(exc), values=values, status=400)
+        invalid = None
+        if step.question.type == "generated":
+            asks = step.problem.public_dict()["ask"]
+            invalid = offending_fields(asks, getattr(exc, "fields", []), request.form)
+        return _render_item(
+            step, error=_message(exc), values=values, invalid=invalid, status=400
+        )
     return redirect(url_for("drill.result", review_id=review_id))
 
 

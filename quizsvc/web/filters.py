@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from flask import Flask
 from flask_babel import gettext
 from flask_login import current_user
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from quizsvc.bank.markup import math_html
 from quizsvc.formatting import format_number
-from quizsvc.i18n import localized
+from quizsvc.i18n import current_language, localized
 
 DEFAULT_TIMEZONE = "Asia/Shanghai"
+# Han characters and CJK punctuation: text people wrote in Chinese.
+_CHINESE = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 def answer_cell(value) -> str:
@@ -63,6 +67,42 @@ def misconception_title(name: str) -> str:
     return localized(entry) if entry else name
 
 
+def text_lang(text) -> Markup:
+    """` lang="zh-CN"` for Chinese that people wrote (names, explanations) shown on
+    a page in another language, so a screen reader reads it with a Chinese voice."""
+    if text and current_language() != "zh-CN" and _CHINESE.search(str(text)):
+        return Markup(' lang="zh-CN"')
+    return Markup("")
+
+
+def lang_span(text) -> Markup:
+    """The text, escaped, inside a `lang="zh-CN"` span when `text_lang` asks for one."""
+    marked = text_lang(text)
+    return Markup(f"<span{marked}>{escape(text)}</span>") if marked else escape(text)
+
+
+def typed_answer(text: str | None, item_id: str) -> str:
+    """An answer as typed, with a choice's option ids and an ordering's step ids
+    shown as the texts the learner picked (ids are never shown to people)."""
+    from quizsvc.catalog import get_bank
+
+    question = get_bank().questions.get(item_id)
+    if not text or question is None or question.type not in ("choice", "ordering"):
+        return text or ""
+    if question.type == "ordering":
+        try:
+            ids = json.loads(text)
+        except ValueError:
+            return text
+        entries, separator = question.data["steps"], " → "
+    else:
+        ids, entries, separator = text.split(","), question.data["options"], "；"
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        return text
+    texts = {entry["id"]: localized(entry["text"]) for entry in entries}
+    return separator.join(texts.get(i.strip(), i) for i in ids)
+
+
 def render_math(text) -> Markup:
     """Show a bank text with its caret powers set as superscripts (escaped)."""
     if text is None:
@@ -76,5 +116,8 @@ def init_app(app: Flask) -> None:
     app.add_template_filter(answer_cell, "answer_cell")
     app.add_template_filter(local_datetime, "local_datetime")
     app.add_template_filter(render_math, "math")
+    app.add_template_filter(text_lang, "text_lang")
+    app.add_template_filter(lang_span, "lang_span")
+    app.add_template_global(typed_answer, "typed_answer")
     app.add_template_global(misconception_text, "misconception_text")
     app.add_template_global(misconception_title, "misconception_title")

@@ -21,7 +21,7 @@ from quizsvc.engine import jsonable
 from quizsvc.i18n import current_language, localized
 from quizsvc.parsing import parse_flag
 from quizsvc.services import drill
-from quizsvc.web.answers import collect_answers, typed_values
+from quizsvc.web.answers import collect_answers, offending_fields, typed_values
 from quizsvc.web.charts import heatmap_svg, visibility_svg
 from quizsvc.web.closed_book import finish_first_page, problem_closed
 from quizsvc.web.filters import answer_cell
@@ -332,6 +332,7 @@ def _render_problem(
     values: dict[str, str] | None = None,
     checked: Checked | None = None,
     errors: dict[str, list[str]] | None = None,
+    invalid: list[str] | None = None,
     status: int = 200,
 ):
     public = problem.public_dict(current_language())
@@ -341,6 +342,7 @@ def _render_problem(
         checked=checked,
         values=values or {},
         errors=errors or {},
+        invalid=invalid or [],
         kind_title=kind_title(problem.kind),
         kind_description=kind_description(problem.kind),
         level_title=level_title(problem.level),
@@ -384,7 +386,14 @@ def check(kind: str, level: int, seed: int):
             where = error.quantity if error.quantity in labels else ""
             message = drill.labelled(error, asked.get(error.quantity))
             errors.setdefault(where, []).append(localized(message))
-        return _render_problem(problem, values=values, errors=errors, status=400)
+        invalid = offending_fields(
+            problem.public_dict()["ask"],
+            [(e.quantity, e.row, e.col) for e in verdict.format_errors],
+            request.form,
+        )
+        return _render_problem(
+            problem, values=values, errors=errors, invalid=invalid, status=400
+        )
     if not any(step.answered for step in verdict.steps):
         errors = {"": [_("Fill in at least one step before checking.")]}
         return _render_problem(problem, values=values, errors=errors, status=400)
