@@ -140,6 +140,9 @@ class SimulatedPlatform:
         self.server = ThreadingHTTPServer((host, 0), self._handler())
         self.server.daemon_threads = True
         self.url = f"http://{host}:{self.server.server_address[1]}"
+        # Where a browser opens the course pages: another site than the tool's
+        # 127.0.0.1, so the iframe is cross-site as in a real LMS.
+        self.page_origin = f"http://localhost:{self.server.server_address[1]}"
         self.issuer = (
             "https://canvas.instructure.com" if flavor == "canvas" else self.url
         )
@@ -166,6 +169,7 @@ class SimulatedPlatform:
         if self.flavor == "canvas":
             # Canvas Cloud's issuer is not where its pages live.
             args += ["--frame-origin", self.url]
+        args += ["--frame-origin", self.page_origin]
         return args
 
     def add_course(self, course_id: str, title: str, label: str = "ATT16") -> Course:
