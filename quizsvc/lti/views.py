@@ -168,6 +168,7 @@ KIND_TITLES = {
     "uniform": _l("Equal scores"),
     "lesson_example": _l("The lesson's example"),
 }
+RULE_NAMES = {"accuracy": _l("Accuracy"), "retention": _l("Retention")}
 RULE_LABELS = {
     "accuracy": _l("Accuracy: the share of right answers"),
     "retention": _l("Retention: predicted recall on a date"),
@@ -550,6 +551,7 @@ def _class_page(classroom, context: LtiContext, status: int = 200, **extra):
         members=roster.roster(db, context),
         pushes=grades.pushes(db, context),
         rules=[(rule, str(label)) for rule, label in RULE_LABELS.items()],
+        rule_names={rule: str(name) for rule, name in RULE_NAMES.items()},
         can_sync=bool(context.memberships_url),
         can_push=bool(context.lineitems_url)
         and grades.SCORE_SCOPE in (context.ags_scopes or []),
