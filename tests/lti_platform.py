@@ -609,6 +609,8 @@ class SimulatedPlatform:
                 ):
                     return self._send(415, {"error": "content type"})
                 course = platform.courses[course_id]
+                if not 0 < n <= len(course.lineitems):
+                    return self._send(404, {"error": "no such line item"})
                 item_id = course.lineitems[n - 1]["id"]
                 with platform.lock:
                     course.scores.append({**score, "lineitem": item_id})

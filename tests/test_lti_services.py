@@ -194,6 +194,25 @@ def test_launch_drill_push_round_trip(served, course):
     )
 
 
+def test_a_line_item_deleted_in_the_lms_is_made_again(served, course):
+    """A teacher deletes quizsvc's grade column: the push reports it and the
+    next one makes the column again and delivers."""
+    canvas = served.canvas
+    lms_course, _teacher, learners, _browser, class_id = course
+    learner_browser = Browser(served)
+    learner_browser.launch(canvas, learners[0], lms_course)
+    answer_next(learner_browser, "c")
+    assert served.command("lti", "push-grades", str(class_id)).returncode == 0
+    lms_course.lineitems.clear()
+    answer_next(learner_browser, "a")
+    lost = served.command("lti", "push-grades", str(class_id))
+    assert lost.returncode == 1 and "HTTP 404" in lost.stderr
+    again = served.command("lti", "push-grades", str(class_id))
+    assert again.returncode == 0 and "1 sent" in summary(again)
+    assert len(lms_course.lineitems) == 1
+    assert canvas.latest_scores(lms_course) == {learners[0].sub: 50.0}
+
+
 def test_a_push_from_the_dashboard_shows_progress_and_a_log(served, course):
     """Does the class page's button push in the background, with a progress
     bar and a log the teacher reads, on the retention rule?"""

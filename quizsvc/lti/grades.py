@@ -395,7 +395,11 @@ def run_push(
         commit()
         progress(push)
         for item in pending:
-            record_send(session, push, item, client.put_score(item, lineitem))
+            outcome = client.put_score(item, lineitem)
+            if outcome.status == 404:
+                # The line item was deleted in the LMS: the next push makes one.
+                context.lineitem_url = None
+            record_send(session, push, item, outcome)
             commit()
             progress(push)
     except (PlatformUnavailable, LocalizedConflict) as exc:
@@ -403,6 +407,11 @@ def run_push(
         finish_push(session, push, error=str(exc))
         commit()
         return push
+    except Exception:
+        session.rollback()
+        finish_push(session, push, error="internal error (see the server's log)")
+        commit()
+        raise
     finish_push(session, push)
     commit()
     return push

@@ -291,10 +291,13 @@ class DatabaseToolConf(ToolConfAbstract):
     def find_registration_by_params(
         self, iss: str, client_id: str, *args, **kwargs
     ) -> Any:
-        if not isinstance(iss, str) or not isinstance(client_id, str):
+        if not isinstance(iss, str) or not isinstance(client_id, (str, type(None))):
             return None
-        platform = next(iter(self._platforms(iss, client_id)), None)
-        return registration(platform, self.instance_path) if platform else None
+        found = list(self._platforms(iss, client_id))
+        # A login without a client id is matched when the issuer has one only.
+        if len(found) != 1 and client_id is None:
+            return None
+        return registration(found[0], self.instance_path) if found else None
 
     def find_deployment(self, iss: str, deployment_id: str) -> Deployment | None:
         return self.find_deployment_by_params(iss, deployment_id, None)

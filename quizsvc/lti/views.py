@@ -635,13 +635,9 @@ def _run_push(app: Flask, push_id: int, on: date | None) -> None:
                 retention_date=on,
                 delays=app.config["LTI_RETRY_DELAYS"] or grades.DEFAULT_RETRY_DELAYS,
             )
-        except Exception:
+        except Exception:  # run_push marked the push failed; the log says why
             log.exception("lti grade push %s failed", push_id)
-            db.rollback()
-            grades.finish_push(
-                db, db.get(LtiGradePush, push_id), error="internal error"
-            )
-            db.commit()
+            return
         log.info("lti grade push %s finished", push_id)
 
 
