@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 
+import pytest
 import requests
 from sqlalchemy import func, select
 from sqlalchemy.pool import NullPool
@@ -177,3 +178,20 @@ class Browser:
 def form_fields(page: str) -> dict[str, str]:
     """The id_token and state of a platform's auto-posting form."""
     return dict(re.findall(r'name="(id_token|state)" value="([^"]*)"', page))
+
+
+@pytest.fixture(
+    scope="module",
+    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+)
+def served(request, tmp_path_factory):
+    """A module's served quizsvc with the simulated platforms, on each backend."""
+    tmp = tmp_path_factory.mktemp("lti")
+    if request.param == "sqlite":
+        with served_lti(tmp, None) as running:
+            yield running
+        return
+    from tests.conftest import postgres_schema
+
+    with postgres_schema() as url, served_lti(tmp, url) as running:
+        yield running

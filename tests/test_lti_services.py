@@ -24,25 +24,12 @@ from sqlalchemy.orm import Session
 from quizsvc.lti.models import LtiGradePush, LtiScoreSend
 from quizsvc.lti.scores import learner_scores
 from quizsvc.models import Classroom, Item, Review
-from tests.ltiutil import Browser, served_lti
+from tests import ltiutil
+from tests.ltiutil import Browser
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(
-    scope="module",
-    params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
-)
-def served(request, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("lti")
-    if request.param == "sqlite":
-        with served_lti(tmp, None) as running:
-            yield running
-        return
-    from tests.conftest import postgres_schema
-
-    with postgres_schema() as url, served_lti(tmp, url) as running:
-        yield running
+# A quizsvc served with simulated Canvas and Moodle, per module and backend.
+served = ltiutil.served
 
 
 @pytest.fixture
