@@ -8,6 +8,8 @@ import os
 import stat
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from quizsvc.cli import main
@@ -78,6 +80,8 @@ def test_add_list_and_remove_a_platform(lti_app, runner):
             "key set URL must be a full URL",
         ),
         (("--auth-login-url", "https://a b"), "auth login URL must be a full URL"),
+        (("--auth-token-url", "https://[::1/token"), "auth token URL must be a full"),
+        (("--auth-token-url", "https://lms.example:99999/"), "auth token URL must be"),
         (("--client-id", " "), "client id needs 1-255"),
         (("--deployment-id", "x" * 300), "deployment id needs 1-255"),
         (("--frame-origin", "javascript:alert(1)"), "frame origin must be a full URL"),
@@ -223,3 +227,70 @@ def test_claims_read_as_canvas_and_moodle_send_them():
     assert interface_language("zh-Hans-CN") == "zh-CN"
     assert interface_language("en-GB") == "en"
     assert interface_language("fr") is None and interface_language(None) is None
+
+
+def test_one_push_at_a_time_and_a_stalled_one_is_closed(lti_app):
+    """Is a second push refused while one runs, and one whose process died
+    (no news for 5 minutes) marked failed so that a new one may start?"""
+    from datetime import UTC, datetime, timedelta
+
+    from quizsvc.lti import grades
+    from quizsvc.lti.models import LtiContext
+    from quizsvc.services import Conflict
+    from quizsvc.services.classes import create_class
+    from quizsvc.services.users import create_user
+
+    now = datetime(2026, 12, 2, 8, 0, tzinfo=UTC)
+    with lti_app.app_context():
+        session = get_session()
+        teacher = create_user(session, "wang", role="teacher")
+        classroom = create_class(session, teacher, "Attention")
+        context = LtiContext(
+            issuer="https://canvas.instructure.com",
+            client_id="1",
+            deployment_id="1",
+            context_id="c1",
+            class_id=classroom.id,
+            lineitems_url="https://lms.example/lineitems",
+            ags_scopes=[grades.SCORE_SCOPE],
+        )
+        session.add(context)
+        session.flush()
+        first = grades.start_push(
+            session, context, "accuracy", started_by=None, now=now
+        )
+        with pytest.raises(Conflict):
+            grades.start_push(
+                session,
+                context,
+                "accuracy",
+                started_by=None,
+                now=now + timedelta(minutes=1),
+            )
+        later = now + grades.STALL_AFTER + timedelta(seconds=1)
+        second = grades.start_push(
+            session, context, "retention", started_by=None, now=later
+        )
+        assert first.status == "failed" and "stalled" in first.message
+        assert second.status == "running"
+        with pytest.raises(ValueError, match="choose accuracy or retention"):
+            grades.start_push(session, context, "mastery", started_by=None, now=later)
+
+
+@given(st.text(max_size=80))
+def test_a_registered_url_is_a_whole_https_url(text):
+    """Whatever is typed, an accepted URL is https with a host and no spaces."""
+    from urllib.parse import urlsplit
+
+    from quizsvc.lti.models import URL_LENGTH
+    from quizsvc.lti.platforms import _url
+    from quizsvc.services import InvalidInput
+
+    for candidate in (text, "https://" + text):
+        try:
+            url = _url(candidate, "地址", "The URL", allow_http=False)
+        except InvalidInput:
+            continue
+        parts = urlsplit(url)
+        assert parts.scheme == "https" and parts.hostname
+        assert not any(ch.isspace() for ch in url) and len(url) <= URL_LENGTH

@@ -54,14 +54,20 @@ def origin(url: str) -> str:
 
 def _url(value: str, zh: str, en: str, *, allow_http: bool) -> str:
     value = (value or "").strip()
-    parts = urlsplit(value)
     schemes = ("https", "http") if allow_http else ("https",)
+    try:
+        parts = urlsplit(value)
+        # .port raises ValueError for a port that is not a number below 65536.
+        well_formed = bool(parts.hostname) and parts.port != 0
+    except ValueError:  # e.g. an unclosed IPv6 bracket or a port out of range
+        well_formed = False
     if (
-        not value
+        not well_formed
+        or not value
         or len(value) > URL_LENGTH
         or parts.scheme not in schemes
-        or not parts.hostname
         or any(ch.isspace() for ch in value)
+        or not value.isprintable()
     ):
         need = "https:// 或 http://" if allow_http else "https://"
         need_en = "https:// or http://" if allow_http else "https://"
