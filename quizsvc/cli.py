@@ -43,6 +43,10 @@ LAZY_COMMANDS = {
         "quizsvc.commands.fsrs:fsrs_group",
         "Fit per-learner FSRS parameters and evaluate schedulers on review logs.",
     ),
+    "lti": (
+        "quizsvc.commands.lti:lti_group",
+        "Register LMS platforms (LTI 1.3) and send a class's grades to its LMS.",
+    ),
     "problem": (
         "quizsvc.commands.problems:problem_command",
         "Print a generated attention problem.",

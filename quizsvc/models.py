@@ -557,3 +557,7 @@ __all__ = [
     "UTCDateTime",
     "utcnow",
 ]
+
+# The LTI tables live with the LTI package; importing them here puts them in
+# Base.metadata wherever the schema is needed (migrations, tests).
+from quizsvc.lti import models as _lti_models  # noqa: E402, F401
