@@ -39,13 +39,10 @@ from sqlalchemy.orm import Session  # noqa: E402
 
 from quizsvc.bank import load  # noqa: E402
 from quizsvc.db import make_engine, upgrade  # noqa: E402
+from quizsvc.exports.queries import class_learners, reviews_query  # noqa: E402
 from quizsvc.models import Classroom, Membership, User  # noqa: E402
 from quizsvc.services.bank_sync import sync_bank  # noqa: E402
 from quizsvc.services.demo import seed_demo_data  # noqa: E402
-from quizsvc.services.exports import (  # noqa: E402
-    _class_learners,
-    _reviews_query,
-)
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 TARGET_RATIO = 3.0
@@ -96,7 +93,7 @@ def build(path: Path, reviews: int, learners: int) -> int:
 def baseline_sql(class_id: int) -> str:
     """The export's SELECT, with its parameters inlined, as SQLite text."""
     classroom = Classroom(id=class_id, timezone="Asia/Shanghai")
-    query = _reviews_query(_class_learners(classroom), (None, None))
+    query = reviews_query(class_learners(classroom), (None, None))
     return str(
         query.compile(
             dialect=sqlite_dialect.dialect(), compile_kwargs={"literal_binds": True}

@@ -12,7 +12,7 @@ import pytest
 
 from quizsvc.cli import main
 from quizsvc.db import get_session
-from quizsvc.services import exports
+from quizsvc.exports import kinds
 from tests.exportutil import build_class_history, export_bank
 
 
@@ -131,15 +131,27 @@ def test_unknown_class_exits_2(run, history, folder):
 
 def test_a_failure_midway_leaves_no_partial_file(run, history, folder, monkeypatch):
     """When the export breaks after some rows, is nothing left behind?"""
-    real_rows = exports._review_rows
+    real_export = kinds.class_export
 
-    def breaking_rows(*args):
-        rows = real_rows(*args)
+    def breaking(rows):
+        rows = iter(rows)
         with closing(rows):
             yield next(rows)
             raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(exports, "_review_rows", breaking_rows)
+    def breaking_export(*args):
+        tables = real_export(*args)
+        for table in tables:
+            table.rows = breaking(table.rows)
+            # The fast path's rows break the same way.
+            finished = table.finished
+            if finished is not None:
+                table.finished = lambda file_format, make=finished: breaking(
+                    make(file_format)
+                )
+        return tables
+
+    monkeypatch.setattr(kinds, "class_export", breaking_export)
     target = folder / "out.csv"
     result = run("reviews", "--class", history.classroom.id, "-o", target)
     assert result.exit_code == 1

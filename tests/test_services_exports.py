@@ -10,18 +10,17 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from quizsvc.exports.kinds import class_export
+from quizsvc.exports.options import (
+    ExportOptions,
+    check_kind,
+    file_stem,
+    parse_date_range,
+)
+from quizsvc.exports.reviews import count_rows, own_history
 from quizsvc.models import Review, User
 from quizsvc.services import InvalidInput
 from quizsvc.services.drill import learning_streak
-from quizsvc.services.exports import (
-    ExportOptions,
-    check_kind,
-    class_export,
-    count_rows,
-    file_stem,
-    own_history,
-    parse_date_range,
-)
 from quizsvc.services.progress import skill_progress
 from tests.exportutil import (
     CLASS_ZONE,

@@ -21,18 +21,18 @@ from quizsvc.api import bp, error, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.db import get_engine, get_session, read_only_session
 from quizsvc.exports import MEDIA_TYPES, iter_csv, iter_json_document, render
-from quizsvc.i18n import current_language
-from quizsvc.models import Classroom, User
-from quizsvc.services.classes import class_for_teacher
-from quizsvc.services.exports import (
+from quizsvc.exports.kinds import class_export
+from quizsvc.exports.options import (
     DEFAULT_BASE_URL,
     ExportOptions,
     check_kind,
-    class_export,
     file_stem,
-    own_history,
     parse_date_range,
 )
+from quizsvc.exports.reviews import own_history
+from quizsvc.i18n import current_language
+from quizsvc.models import Classroom, User
+from quizsvc.services.classes import class_for_teacher
 from quizsvc.services.messages import LocalizedInvalidInput
 
 OWN_FORMATS = ("csv", "json")

@@ -760,7 +760,7 @@ def _file(description: str, *media_types: str) -> dict[str, Any]:
 
 def _export_paths() -> dict[str, Any]:
     """Exports: a class's files for its teachers, a learner's own history."""
-    from quizsvc.services.exports import CANVAS_RULES, KINDS
+    from quizsvc.exports.options import CANVAS_RULES, KINDS
 
     # An empty field (a form left blank) means the default: no bound, csv.
     date = {"anyOf": [{"type": "string", "format": "date"}, {"enum": [""]}]}

@@ -12,7 +12,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from quizsvc.commands.options import lang_option
-from quizsvc.services.exports import CANVAS_RULES, KINDS
+from quizsvc.exports.options import CANVAS_RULES, KINDS
 
 ALL_FORMATS = ("csv", "xlsx", "jsonl")
 
@@ -68,17 +68,17 @@ def export_command(
     """
     from quizsvc.db import get_engine, read_only_session
     from quizsvc.exports import write_file
-    from quizsvc.models import Classroom
-    from quizsvc.services import ServiceError
-    from quizsvc.services.exports import (
+    from quizsvc.exports.kinds import class_export
+    from quizsvc.exports.options import (
         DEFAULT_BASE_URL,
         ExportOptions,
         check_kind,
-        class_export,
-        count_rows,
         file_stem,
         parse_date_range,
     )
+    from quizsvc.exports.reviews import count_rows
+    from quizsvc.models import Classroom
+    from quizsvc.services import ServiceError
 
     try:
         file_format = check_kind(kind, file_format)
@@ -126,11 +126,20 @@ def _show_progress(tables, count_reviews) -> None:
         bar = {"total": total, "desc": table.name, "unit": " rows", "file": sys.stderr,
                "leave": False}  # fmt: skip
         table.rows = tqdm(table.rows, **bar)
-        # The fast paths write these instead.
-        if table.csv_lines is not None:
-            table.csv_lines = tqdm(table.csv_lines, **bar)
-        if table.xlsx_rows is not None:
-            table.xlsx_rows = tqdm(table.xlsx_rows, **bar)
+        # The fast path writes these instead.
+        if table.finished is not None:
+            table.finished = _counted(table.finished, bar)
+
+
+def _counted(finished, bar):
+    """Wrap a table's finished rows, whichever format is asked, in a tqdm bar."""
+    from tqdm import tqdm
+
+    def counted(file_format):
+        rows = finished(file_format)
+        return None if rows is None else tqdm(rows, **bar)
+
+    return counted
 
 
 def _write_atomically(path: Path, write) -> None:

@@ -1,22 +1,23 @@
-"""A workbook written directly as a zip of XML parts: the fast XLSX writer.
+"""The XLSX writer: a workbook written directly as a zip of XML parts.
 
-XlsxWriter spends about 160 µs of CPU per exported review; most of it is
-Python work per cell. Here each row arrives as finished `<row>` XML, either
-made by the database (`Table.xlsx_rows`, see quizsvc.services.sqlite_exports)
-or by `row_xml` from typed values, and goes straight into the worksheet part.
-The part is deflated at a low level in a second thread: zlib releases the GIL,
-so compressing overlaps with the database producing the next rows.
+Every sheet of every export, on every database, is written here. Each row
+arrives as finished `<row>` XML, made by `row_xml` from typed values or, for
+the reviews of a SQLite class, by the database (`Table.finished`, see
+quizsvc.exports.sqlite_fast), and goes straight into the worksheet part. The
+part is deflated at a low level in a second thread: zlib releases the GIL, so
+compressing overlaps with producing the next rows. (XlsxWriter, which wrote
+these files before, spent about 160 µs of CPU per exported review, most of it
+Python work per cell; this writer about 4 µs.)
 
-The cells are the ones XlsxWriter writes in constant-memory mode (tests compare
-the two through openpyxl): numbers as `%.16G`, booleans as `t="b"`, datetimes
-as serial numbers in the date style (their wall time), text as inline strings
-with control characters escaped as `_xHHHH_`. Empty values have no cell, as
-in XlsxWriter's files. Each row carries its number (`r`); a cell after an
-empty value carries its reference (OOXML makes it optional for a cell that
-follows the previous column's). The rows are made before their number is
-known, so both hold `ROW`, a character XML cannot carry, which the writer
-replaces with the number. The sheet's `<dimension>` comes from the table's
-row count.
+The cells are the ones XlsxWriter writes in constant-memory mode, so the files
+read as before: numbers as `%.16G`, booleans as `t="b"`, datetimes as serial
+numbers in the date style (their wall time), text as inline strings with
+control characters escaped as `_xHHHH_`. Empty values have no cell. Each row
+carries its number (`r`); a cell after an empty value carries its reference
+(OOXML makes it optional for a cell that follows the previous column's). The
+rows are made before their number is known, so both hold `ROW`, a character
+XML cannot carry, which the writer replaces with the number. The sheet's
+`<dimension>` comes from the table's row count.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from quizsvc.exports.tables import Table
 # Excel's limits: rows per sheet (the header included) and UTF-16 units per cell.
 MAX_ROWS = 1_048_576
 MAX_TEXT = 32_767
-# Styles (cellXfs indexes), as XlsxWriter numbers them for write_xlsx.
+# Styles (cellXfs indexes), numbered as XlsxWriter numbered them.
 HEADER_STYLE = 1
 DATE_STYLE = 2
 DATE_FORMAT = "yyyy-mm-dd hh:mm:ss"
@@ -254,9 +255,10 @@ _SHEET_TAIL = (
 
 def _table_rows(table: Table) -> Iterator[bytes]:
     """The table's rows as UTF-8 `<row>` XML: the database's when it made them."""
-    if table.xlsx_rows is None:
+    finished = table.finished_rows("xlsx")
+    if finished is None:
         return map(_encoded_row, table)
-    return _chain(map(_encoded_row, table.preamble), table.xlsx_rows)
+    return _chain(map(_encoded_row, table.preamble), finished)
 
 
 def _encoded_row(values: Iterable[Any]) -> bytes:
