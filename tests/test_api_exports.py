@@ -273,3 +273,25 @@ def test_your_own_export_refuses_a_bad_query_before_any_byte(world, query):
     response = client.get(f"/api/v1/me/export?{query}")
     assert response.status_code == 400, response.data[:200]
     assert response.is_json and response.json["error"] == "invalid_input"
+
+
+def test_each_download_builds_its_tables_once(world, monkeypatch):
+    """Is a download's table built once, in the streaming session, not twice?"""
+    from quizsvc.api import exports
+
+    calls = []
+    real = exports.class_export
+
+    def counted(session, classroom, kind, options):
+        calls.append(kind)
+        return real(session, classroom, kind, options)
+
+    monkeypatch.setattr(exports, "class_export", counted)
+    client = teacher_client(world)
+    for kind in ("reviews", "workbook", "canvas"):
+        response = client.get(url(world, kind))
+        assert response.status_code == 200 and response.data
+    assert calls == ["reviews", "workbook", "canvas"]
+    # A bad lesson is still refused before any file, with one query.
+    response = client.get(url(world, "canvas", lesson="lesson-99"))
+    assert response.status_code == 400 and calls == ["reviews", "workbook", "canvas"]

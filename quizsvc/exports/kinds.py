@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from quizsvc.exports import queries
 from quizsvc.exports.canvas import canvas_table
 from quizsvc.exports.options import ExportOptions, check_kind
 from quizsvc.exports.reviews import reviews_table, xapi_table
@@ -27,3 +28,13 @@ def class_export(
     """Return the tables of one export kind for a class (one per sheet)."""
     check_kind(kind, None)
     return [build(session, classroom, options) for build in _TABLES[kind]]
+
+
+def check_class_export(session: Session, kind: str, options: ExportOptions) -> None:
+    """Refuse, with one query, what only the database can tell is wrong.
+
+    An unknown lesson for a kind that scores one; every other option was
+    checked when the options were read.
+    """
+    if options.lesson_id is not None and canvas_table in _TABLES[kind]:
+        queries.lesson(session, options.lesson_id)
