@@ -419,3 +419,29 @@ def test_own_history_holds_only_the_learner(db_session, history):
     assert [row[0] for row in rows] == history.reviews["ana"]
     assert {row[4] for row in rows} == {"ana"}
     assert [(row[0], row[1]) for row in assessments] == [("scores", 1), ("scores", 3)]
+
+
+def test_each_workbook_sheet_states_its_size_and_one_is_selected(db_session, history):
+    """Does every sheet of the class workbook (the Canvas one with its points
+    row too) declare the rows it holds, with only the first sheet selected?"""
+    import io
+
+    import openpyxl
+
+    from quizsvc.exports import write_workbook
+
+    tables = class_export(
+        db_session, history.classroom, "workbook", ExportOptions(now=NOW)
+    )
+    buffer = io.BytesIO()
+    write_workbook(tables, buffer, "zh-CN")
+    read_only = openpyxl.load_workbook(buffer, read_only=True)
+    for sheet in read_only:
+        assert sheet.max_row == len(list(sheet.rows)), sheet.title
+    assert read_only["班级概况"].max_row == 1 + 3
+    whole = openpyxl.load_workbook(buffer)
+    assert [bool(sheet.sheet_view.tabSelected) for sheet in whole] == [
+        True,
+        False,
+        False,
+    ]

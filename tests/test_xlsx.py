@@ -66,8 +66,8 @@ def written(tables, language="zh-CN") -> tuple[openpyxl.Workbook, bytes]:
 
 def as_stored(text: str) -> str:
     """Text as Excel stores it: characters XML cannot hold as _xHHHH_ escapes
-    (a literal escape keeps its underscore as _x005F_), at most 32,767 UTF-16
-    units."""
+    (a literal escape keeps its underscore as _x005F_; tab, CR and LF are
+    kept), at most 32,767 UTF-16 units."""
     units, cut = 0, len(text)
     for index, char in enumerate(text):
         units += 2 if ord(char) > 0xFFFF else 1
@@ -76,7 +76,7 @@ def as_stored(text: str) -> str:
             break
     text = re.sub("(_x[0-9a-fA-F]{4}_)", r"_x005F\1", text[:cut])
     text = re.sub(
-        "[\x00-\x08\x0b-\x1f\ufffe\uffff]",
+        "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]",
         lambda match: f"_x{ord(match[0]):04X}_",
         text,
     )
@@ -136,6 +136,37 @@ def test_hostile_text_is_escaped_not_run():
     assert sheet["A11"].value == "nul_x0000_byte"
     with zipfile.ZipFile(io.BytesIO(data)) as package:
         assert "<f>" not in package.read("xl/worksheets/sheet1.xml").decode()
+
+
+def test_line_breaks_read_back_as_typed():
+    """Do CR, LF and CRLF inside a cell come back as typed, not as _x000D_?"""
+    rows = [("x\r\ny", "a\rb", "line\n", "\r\n\r\n", " \r")]
+    workbook, data = written([table(rows)])
+    assert next(workbook["行"].iter_rows(min_row=2, values_only=True)) == rows[0]
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        sheet = package.read("xl/worksheets/sheet1.xml").decode()
+    assert "x&#13;\ny" in sheet and "_x000D_" not in sheet
+
+
+def test_one_sheet_is_selected_and_each_states_its_size():
+    """Is only the first sheet selected, and does each sheet's dimension match
+    its rows (openpyxl's read-only mode trusts it)?"""
+    second = Table("s", {"en": "Second", "zh-CN": "第二"}, COLUMNS[:2], [(1, 2)] * 3)
+    third = Table(
+        "u", {"en": "Third"}, COLUMNS[:3], [(1, 2, 3)], count=1, preamble=(("p",),)
+    )
+    rows = [(n, None, None, None, "x") for n in range(4)]
+    buffer = io.BytesIO()
+    write_workbook([table(rows), second, third], buffer, "en")
+    workbook = openpyxl.load_workbook(buffer)
+    selected = [bool(sheet.sheet_view.tabSelected) for sheet in workbook]
+    assert selected == [True, False, False]
+    read_only = openpyxl.load_workbook(buffer, read_only=True)
+    for sheet, (rows_, columns) in zip(
+        read_only, [(5, 5), (4, 2), (3, 3)], strict=True
+    ):
+        assert (sheet.max_row, sheet.max_column) == (rows_, columns)
+        assert len(list(sheet.rows)) == rows_
 
 
 def test_long_text_is_cut_at_excels_limit_in_utf16_units():

@@ -79,7 +79,7 @@ def canvas_table(
         {"en": "Canvas", "zh-CN": "Canvas 成绩"},
         columns,
         rows(),
-        count=queries.learner_count(session, classroom) + 1,
+        count=queries.learner_count(session, classroom),
         preamble=(("Points Possible", None, None, None, None, _points(options)),),
     )
 

@@ -52,10 +52,13 @@ EMPTY = ""
 TRUE = '<c t="b"><v>1</v></c>'
 FALSE = '<c t="b"><v>0</v></c>'
 _EPOCH = datetime(1899, 12, 31)
-# XlsxWriter's escapes: a literal "_xHHHH_" keeps its underscore as _x005F_, and
-# control characters that XML 1.0 forbids become _xHHHH_.
+# Excel's escapes: control characters that XML 1.0 forbids become _xHHHH_, and
+# a literal "_xHHHH_" keeps its underscore as _x005F_. A carriage return is
+# allowed as a character reference (a literal one would be read as a line
+# feed), which every reader turns back into CR; its _x000D_ escape, which
+# XlsxWriter wrote, came back from openpyxl and pandas as those 7 characters.
 _ESCAPE_LITERAL = re.compile("(_x[0-9a-fA-F]{4}_)")
-_CONTROL = re.compile(r"([\x00-\x08\x0b-\x1f])")
+_CONTROL = re.compile(r"([\x00-\x08\x0b\x0c\x0e-\x1f])")
 _XML_SPECIAL = re.compile("[&<>]")
 
 
@@ -71,6 +74,8 @@ def text_cell(text: str, style: int = 0) -> str:
     preserve = ' xml:space="preserve"' if _edge_space(text) else ""
     if _XML_SPECIAL.search(text):
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
     styled = f' s="{style}"' if style else ""
     return f'<c{styled} t="inlineStr"><is><t{preserve}>{text}</t></is></c>'
 
@@ -215,8 +220,10 @@ _STYLES = (
     '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/>'
     "</cellStyles></styleSheet>"
 )
+# The first sheet is the selected one (the workbook opens on it): a second
+# selected sheet would group them, and typing would change both.
 _SHEET_VIEW = (
-    '<sheetViews><sheetView tabSelected="1" workbookViewId="0">'
+    '<sheetViews><sheetView{selected} workbookViewId="0">'
     '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>'
     '<selection pane="bottomLeft"/></sheetView></sheetViews>'
 )
@@ -231,7 +238,7 @@ def column_width(heading: str) -> float:
     return int((int(width * 7 + 0.5) + 5) / 7 * 256) / 256
 
 
-def _sheet_head(headings: Sequence[str], rows: int) -> str:
+def _sheet_head(headings: Sequence[str], rows: int, selected: bool) -> str:
     """The sheet's XML up to its first data row; `rows` data rows will follow."""
     columns = "".join(
         f'<col min="{i}" max="{i}" width="{column_width(h)}" customWidth="1"/>'
@@ -239,9 +246,10 @@ def _sheet_head(headings: Sequence[str], rows: int) -> str:
     )
     header = "".join(text_cell(h, HEADER_STYLE) for h in headings)
     last = f"{column_letter(len(headings) - 1)}{rows + 1}"
+    view = _SHEET_VIEW.format(selected=' tabSelected="1"' if selected else "")
     return (
         f'{_XML}<worksheet xmlns="{_MAIN}" xmlns:r="{_RELS}">'
-        f'<dimension ref="A1:{last}"/>{_SHEET_VIEW}'
+        f'<dimension ref="A1:{last}"/>{view}'
         f'<sheetFormatPr defaultRowHeight="15"/><cols>{columns}</cols>'
         f'<sheetData><row r="1">{header}</row>'
     )
@@ -277,7 +285,8 @@ def write_workbook(
 
     A sheet holds Excel's maximum of rows; the rest continue on the next sheet,
     named "<title> (2)" and so on, each with its own header. A table whose
-    `count` is unknown is read into memory first, to write the dimension.
+    `count` (its rows, not counting the preamble) is unknown is read into
+    memory first, to write the dimension.
     """
     names: list[str] = []
     with zipfile.ZipFile(
@@ -297,7 +306,9 @@ def write_workbook(
                 names.append(base if part == 1 else f"{base} ({part})")
                 path = f"xl/worksheets/sheet{len(names)}.xml"
                 rows = min(total, MAX_ROWS - 1)
-                rows_left = _write_sheet(package, path, headings, rows, rows_left)
+                rows_left = _write_sheet(
+                    package, path, headings, rows, rows_left, selected=not names[1:]
+                )
                 total -= rows
                 part += 1
         _write_fixed_parts(package, names)
@@ -309,6 +320,7 @@ def _write_sheet(
     headings: list[str],
     expected: int,
     rows: Iterator[bytes],
+    selected: bool,
 ) -> Iterator[bytes] | None:
     """Write one sheet's part (`expected` rows for its dimension); return the
     rows that did not fit, if any."""
@@ -318,7 +330,7 @@ def _write_sheet(
         package.open(path, "w", force_zip64=True) as part,
         _Compressor(part) as compressor,
     ):
-        compressor.put(_sheet_head(headings, expected).encode("utf-8"))
+        compressor.put(_sheet_head(headings, expected, selected).encode("utf-8"))
         while room and (chunk := list(islice(rows, min(CHUNK_ROWS, room)))):
             room -= len(chunk)
             compressor.put_rows(chunk, number)
