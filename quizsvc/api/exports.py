@@ -85,7 +85,9 @@ def _download(
         with read_only_session(engine) as session:
             yield from produce(session)
 
-    response = Response(generate(), mimetype=MEDIA_TYPES[file_format])
+    # content_type, not mimetype: the media type names its charset already,
+    # and mimetype= would add a second.
+    response = Response(generate(), content_type=MEDIA_TYPES[file_format])
     response.headers["Content-Disposition"] = content_disposition(filename, fallback)
     response.headers["Cache-Control"] = "no-store"
     return response
