@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
 from contextlib import closing
 
 import openpyxl
@@ -157,3 +159,16 @@ def test_a_failure_midway_leaves_no_partial_file(run, history, folder, monkeypat
     assert result.exit_code == 1
     assert isinstance(result.exception, RuntimeError)
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_the_file_gets_the_mode_of_any_new_file(run, history, folder, mask, mode):
+    """Is the file as readable as the umask makes new files, not always private?"""
+    old = os.umask(mask)
+    try:
+        target = folder / "reviews.csv"
+        result = run("reviews", "--class", history.classroom.id, "-o", target)
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(target.stat().st_mode) == mode

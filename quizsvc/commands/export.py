@@ -153,7 +153,17 @@ def _write_atomically(path: Path, write) -> None:
     try:
         with os.fdopen(handle, "wb") as target:
             write(target)
+        # mkstemp makes the file private (0600); give it the mode any new
+        # file gets here, as the shell's > would.
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def _umask() -> int:
+    """The process's file mode mask (reading it means setting it: set it back)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
