@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import unquote
 
 import openpyxl
@@ -136,6 +136,24 @@ def test_canvas_download_with_rule_and_points(world):
     ]
     assert rows[1] == ["Points Possible", "", "", "", "", "10"]
     assert [row[5] for row in rows[2:]] == [str(round(60 / 7, 2)), "5.0", "0.0"]
+    assert [row[3] for row in rows[2:]] == ["ana", "bo", "cy"]
+
+
+def test_canvas_download_by_retention_on_a_day(world):
+    """Does rule=retention with a retention_date title the column by that day?"""
+    client = teacher_client(world)
+    day = (datetime.now(UTC) + timedelta(days=60)).date().isoformat()
+    response = client.get(
+        url(world, "canvas", rule="retention", retention_date=day, lang="en")
+    )
+    assert response.status_code == 200
+    rows = csv_rows(response)
+    assert rows[0][5] == f"quizsvc lesson 16 (retention on {day})"
+    later = [float(row[5]) for row in rows[2:]]
+    recall_now = csv_rows(client.get(url(world, "canvas", rule="recall_now")))
+    now = [float(row[5]) for row in recall_now[2:]]
+    assert later[2] == now[2] == 0.0  # cy never answered
+    assert all(0 < a < b for a, b in zip(later[:2], now[:2], strict=True))
 
 
 def test_date_range_narrows_the_download(world):
@@ -171,7 +189,22 @@ def test_a_bearer_token_downloads_too(world):
         ("canvas", {"points": "lots"}, "points must be a number"),
         ("canvas", {"points": "-5"}, "points must be more than 0"),
         ("canvas", {"rule": "vibes"}, "unknown score rule"),
+        ("canvas", {"rule": "mastery"}, "now called recall_now"),
+        ("canvas", {"format": "xlsx"}, "canvas exports as csv, not 'xlsx'"),
         ("canvas", {"lesson": "lesson-99"}, "unknown lesson 'lesson-99'"),
+        ("canvas", {"assignment": "Final%20Grade"}, "must not contain 'final'"),
+        ("canvas", {"assignment": "Quiz%20(2024)"}, "an existing assignment's id"),
+        (
+            "canvas",
+            {"rule": "retention", "retention_date": "2026-02-30"},
+            "'2026-02-30' is not a date",
+        ),
+        (
+            "canvas",
+            {"rule": "retention", "retention_date": "2020-01-01"},
+            "retention_date must be from today",
+        ),
+        ("canvas", {"lang": "zh-CN", "assignment": "期末%20final"}, "不分大小写"),
     ],
 )
 def test_bad_requests_get_a_json_400_before_any_file(world, kind, query, message):

@@ -111,6 +111,13 @@ def test_export_to_standard_output(run, history):
         (["reviews", "--from", "2026-03-02", "--to", "2026-03-01"], "is after"),
         (["canvas", "--lesson", "lesson-99"], "unknown lesson 'lesson-99'"),
         (["canvas", "--points", "0"], "not in the range 0<x<=100000"),
+        (["canvas", "--rule", "mastery"], "'mastery' is not one of"),
+        (["canvas", "--format", "xlsx"], "canvas exports as csv, not 'xlsx'"),
+        (["canvas", "--assignment", "Final Grade"], "must not contain 'final'"),
+        (
+            ["canvas", "--rule", "retention", "--retention-date", "2001-01-01"],
+            "retention_date must be from today",
+        ),
     ],
 )
 def test_bad_input_exits_2_and_writes_nothing(run, history, folder, args, message):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import uuid
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 import pytest
+from sqlalchemy import select
 
-from quizsvc.exports.kinds import class_export
+from quizsvc.exports.kinds import check_class_export, class_export
 from quizsvc.exports.options import (
     ExportOptions,
     check_kind,
@@ -20,7 +23,15 @@ from quizsvc.exports.options import (
 from quizsvc.exports.reviews import count_rows, own_history
 from quizsvc.models import Review, User
 from quizsvc.services import InvalidInput
+from quizsvc.services.classes import RosterError, parse_roster
 from quizsvc.services.drill import learning_streak
+from quizsvc.services.grades import (
+    RULES,
+    GradeRule,
+    grade_lesson,
+    grade_shares,
+    parse_grade_rule,
+)
 from quizsvc.services.progress import skill_progress
 from tests.exportutil import (
     CLASS_ZONE,
@@ -201,18 +212,43 @@ def test_canvas_has_its_columns_points_row_and_one_row_per_learner(db_session, h
     table, rows = export(db_session, history, "canvas", points=20)
     headers = [column.heading("en") for column in table.columns]
     assert headers[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-    assert headers[5] == "quizsvc lesson 16 (mastery)"
-    assert [column.heading("zh-CN") for column in table.columns] == headers
+    assert headers[5] == "quizsvc lesson 16 (accuracy)"
+    zh = [column.heading("zh-CN") for column in table.columns]
+    # Canvas matches its own columns by their English names; the assignment
+    # is titled in the export's language.
+    assert zh == [*headers[:5], "quizsvc lesson 16(中文)（正确率）"]
     points = list(rows[0].values())
     assert points == ["Points Possible", None, None, None, None, 20]
     assert [row["sis_user_id"] for row in rows[1:]] == ["2026001", "2026002", "2026003"]
+    assert [row["sis_login_id"] for row in rows[1:]] == ["ana", "bo", "cy"]
     assert [row["section"] for row in rows[1:]] == ["高二（3）班"] * 3
     assert rows[1]["student"] == HOSTILE_NAME
 
 
-def test_canvas_mastery_is_mean_recall_over_the_lesson_skills(db_session, history):
-    """Is the mastery score the mean recall of the lesson's skills times points?"""
-    _table, rows = export(db_session, history, "canvas", points=50)
+def test_canvas_identity_columns_are_written_as_canvas_stores_them(db_session, history):
+    """Are Student, SIS User ID and SIS Login ID written exactly, without the
+    apostrophe that guards other text (Canvas compares them literally)?"""
+    from quizsvc.exports import iter_csv
+    from quizsvc.models import Membership
+
+    member = db_session.scalar(
+        select(Membership).where(Membership.user_id == history.learners["bo"].id)
+    )
+    member.student_number, member.display_name = "@SUM(A1)", "+张三"
+    db_session.flush()
+    (table,) = class_export(
+        db_session, history.classroom, "canvas", ExportOptions(now=NOW)
+    )
+    rows = list(csv.reader(io.StringIO("".join(iter_csv(table, "en"))[1:])))
+    assert rows[2][:4] == [HOSTILE_NAME, "", "2026001", "ana"]
+    assert ["+张三", "", "@SUM(A1)", "bo"] in [row[:4] for row in rows]
+
+
+def test_canvas_recall_now_is_mean_recall_over_the_lesson_skills(db_session, history):
+    """Is recall_now the mean recall now of the lesson's skills times points?"""
+    _table, rows = export(
+        db_session, history, "canvas", points=50, rule=GradeRule("recall_now")
+    )
     for name, row in zip(("ana", "bo", "cy"), rows[1:], strict=True):
         recall = [
             p.mean_retrievability or 0.0
@@ -222,28 +258,139 @@ def test_canvas_mastery_is_mean_recall_over_the_lesson_skills(db_session, histor
     assert rows[3]["score"] == 0
 
 
-def test_canvas_accuracy_counts_right_answers_in_the_range(db_session, history):
-    """Is the accuracy score the share of right answers in the range times points?"""
-    _table, rows = export(
-        db_session, history, "canvas", rule="accuracy", assignment="Quiz 1"
+@pytest.mark.parametrize("day", [None, "2026-04-01"])
+def test_canvas_retention_is_mean_recall_at_the_start_of_the_day(
+    db_session, history, day
+):
+    """Is retention the lesson's mean recall at 00:00 (class time) of the day
+    asked, by default a week after the export, and less than recall now?"""
+    rule = parse_grade_rule("retention", day)
+    table, rows = export(db_session, history, "canvas", rule=rule)
+    expected_day = date.fromisoformat(day) if day else date(2026, 3, 17)
+    assert table.columns[5].heading("en") == (
+        f"quizsvc lesson 16 (retention on {expected_day})"
     )
+    moment = datetime.combine(expected_day, time(0), tzinfo=ZoneInfo(CLASS_ZONE))
+    _table, now_rows = export(
+        db_session, history, "canvas", rule=GradeRule("recall_now")
+    )
+    for name, row, now_row in zip(("ana", "bo"), rows[1:], now_rows[1:], strict=False):
+        recall = [
+            p.mean_retrievability or 0.0
+            for p in skill_progress(db_session, history.learners[name], moment)
+        ]
+        assert row["score"] == pytest.approx(sum(recall) / len(recall) * 100, abs=0.01)
+        assert 0 < row["score"] < now_row["score"]
+
+
+def test_canvas_accuracy_counts_right_answers_in_the_range(db_session, history):
+    """Is the default score the share of right answers in the range times points?"""
+    _table, rows = export(db_session, history, "canvas", assignment="Quiz 1")
     assert rows[0]["score"] == 100
     assert [row["score"] for row in rows[1:]] == [round(6 / 7 * 100, 2), 50.0, 0.0]
     table, rows = export(
-        db_session, history, "canvas", rule="accuracy",
+        db_session, history, "canvas", rule=GradeRule("accuracy"),
         dates=parse_date_range("2026-03-01", "2026-03-01"),
     )  # fmt: skip
     assert [row["score"] for row in rows[1:]] == [0.0, 100.0, 0.0]
 
 
+def test_the_grade_rule_is_one_function_for_every_learner(db_session, history):
+    """Does grade_shares give every learner of the class a share from 0 to 1?"""
+    classroom = history.classroom
+    learners = {user.id for user in history.learners.values()}
+    for name in RULES:
+        shares = grade_shares(
+            db_session, classroom, GradeRule(name), grade_lesson(db_session, None),
+            now=NOW,
+        )  # fmt: skip
+        assert set(shares) == learners
+        assert all(0 <= share <= 1 for share in shares.values())
+
+
 def test_canvas_options_are_checked(db_session, history):
-    """Are an unknown rule, lesson or a bad number of points refused?"""
-    with pytest.raises(InvalidInput, match="unknown score rule"):
-        ExportOptions(rule="vibes")
+    """Are an unknown rule, lesson, a bad number of points or date refused?"""
+    with pytest.raises(InvalidInput, match="unknown score rule 'vibes'"):
+        GradeRule("vibes")
+    with pytest.raises(InvalidInput, match="now called recall_now"):
+        parse_grade_rule("mastery", None)
+    with pytest.raises(InvalidInput, match="is not a date"):
+        parse_grade_rule("retention", "2026-02-30")
+    with pytest.raises(InvalidInput, match="goes with rule=retention"):
+        parse_grade_rule("accuracy", "2026-04-01")
     with pytest.raises(InvalidInput, match="points"):
         ExportOptions(points=0)
     with pytest.raises(InvalidInput, match="unknown lesson 'lesson-99'"):
         export(db_session, history, "canvas", lesson_id="lesson-99")
+    with pytest.raises(InvalidInput, match="xlsx"):
+        check_kind("canvas", "xlsx")
+    options = ExportOptions(rule=parse_grade_rule("retention", "2026-03-09"), now=NOW)
+    with pytest.raises(InvalidInput, match=r"from today \(2026-03-10\)"):
+        check_class_export(db_session, history.classroom, "canvas", options)
+
+
+@pytest.mark.parametrize(
+    "title, reason",
+    [
+        ("Final exam", "'final'"),
+        ("the FINAL quiz", "'final'"),
+        ("Semifinals", "'final'"),
+        ("Final Grade check", "'final'"),
+        ("current  SCORE", "'current score'"),
+        ("Unposted Current Points", "'current points'"),
+        ("Override Status", "'override status'"),
+        ("Quiz 1 (2024)", "an existing assignment's id"),
+        ("Quiz (7)", "an existing assignment's id"),
+        ("SIS Login ID", "student information"),
+        ("Student", "student information"),
+        ("   ", "empty"),
+        ("two\nlines", "one line"),
+        ("x" * 256, "one line of at most 255"),
+    ],
+)
+def test_assignment_titles_canvas_misreads_are_refused(title, reason):
+    """Is a title Canvas would drop or bind to another assignment refused, saying
+    why?"""
+    with pytest.raises(InvalidInput, match=re.escape(reason)):
+        ExportOptions(assignment=title)
+
+
+@pytest.mark.parametrize(
+    "title", ["Quiz 1", "Quiz (A)", "Quiz 2024", "注意力（2024）", "Week 3 (draft)"]
+)
+def test_assignment_titles_canvas_reads_are_kept(db_session, history, title):
+    """Does a title Canvas reads as a new assignment reach the column as typed?"""
+    table, _rows = export(db_session, history, "canvas", assignment=f" {title} ")
+    assert table.columns[5].heading("en") == table.columns[5].heading("zh-CN") == title
+
+
+def test_a_lesson_titled_final_gets_a_title_canvas_keeps(db_session, history):
+    """When the lesson's own title would trip Canvas, does the default title use
+    the lesson's id instead?"""
+    from quizsvc.models import Lesson
+
+    lesson = db_session.get(Lesson, "lesson-16")
+    lesson.title = {"en": "Final review", "zh-CN": "期末复习 final"}
+    db_session.flush()
+    table, _rows = export(db_session, history, "canvas")
+    assert table.columns[5].heading("en") == "quizsvc lesson-16 (accuracy)"
+    assert table.columns[5].heading("zh-CN") == "quizsvc lesson-16（正确率）"
+
+
+def test_a_roster_student_number_that_starts_like_a_formula_is_refused():
+    """Since Canvas's identity columns go unguarded, is a roster number starting
+    with = + - @ refused at import, by line?"""
+    with pytest.raises(RosterError) as caught:
+        parse_roster("学号,姓名\n=1+1,甲\n+86,乙\n-A17,丙\n@x,丁\n2026,戊\n")
+    lines = caught.value.problems["en"]
+    assert [line.split(":")[0] for line in lines] == [
+        "line 2",
+        "line 3",
+        "line 4",
+        "line 5",
+    ]
+    assert "spreadsheets run as a formula" in lines[0]
+    assert caught.value.problems["zh-CN"][0].startswith("第 2 行：学号 =1+1")
 
 
 # --- xAPI ----------------------------------------------------------------------------

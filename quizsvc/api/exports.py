@@ -35,6 +35,7 @@ from quizsvc.exports.reviews import own_history
 from quizsvc.i18n import current_language
 from quizsvc.models import Classroom, User
 from quizsvc.services.classes import class_for_teacher
+from quizsvc.services.grades import parse_grade_rule
 from quizsvc.services.messages import LocalizedInvalidInput
 
 OWN_FORMATS = ("csv", "json")
@@ -60,7 +61,7 @@ def _options() -> ExportOptions:
     return ExportOptions(
         base_url=_base_url(),
         dates=parse_date_range(args.get("from"), args.get("to")),
-        rule=args.get("rule", "mastery"),
+        rule=parse_grade_rule(args.get("rule"), args.get("retention_date")),
         points=points,
         lesson_id=args.get("lesson") or None,
         assignment=args.get("assignment") or None,
@@ -103,7 +104,7 @@ def api_class_export(class_id: int, kind: str):
         raise error(404, "not_found", f"no class {class_id}")
     file_format = check_kind(kind, request.args.get("format") or None)
     options = _options()
-    check_class_export(session, kind, options)
+    check_class_export(session, classroom, kind, options)
     language = current_language()
     stem = file_stem(classroom, kind, options.dates)
     fallback = f"class-{class_id}-{kind}"

@@ -760,7 +760,8 @@ def _file(description: str, *media_types: str) -> dict[str, Any]:
 
 def _export_paths() -> dict[str, Any]:
     """Exports: a class's files for its teachers, a learner's own history."""
-    from quizsvc.exports.options import CANVAS_RULES, KINDS
+    from quizsvc.exports.options import KINDS
+    from quizsvc.services.grades import RULES
 
     # An empty field (a form left blank) means the default: no bound, csv.
     date = {"anyOf": [{"type": "string", "format": "date"}, {"enum": [""]}]}
@@ -793,18 +794,32 @@ def _export_paths() -> dict[str, Any]:
                         "format",
                         {"type": "string", "enum": ["csv", "xlsx", "jsonl", ""]},
                         "csv (default, also when empty), xlsx or jsonl; "
-                        "xapi is jsonl only, workbook xlsx only, canvas csv or xlsx.",
+                        "xapi is jsonl only, workbook xlsx only, canvas csv only.",
                     ),
                     *dates,
                     _query(
                         "rule",
-                        {"type": "string", "enum": list(CANVAS_RULES)},
-                        "canvas: mastery (mean predicted recall of the lesson's "
-                        "skills, default) or accuracy (share of right answers).",
+                        {"type": "string", "enum": [*RULES, ""]},
+                        "canvas: accuracy (share of right answers to the lesson's "
+                        "items in the dates; default, also when empty), retention "
+                        "(mean predicted recall of the lesson's skills on "
+                        "retention_date) or recall_now (the same now).",
+                    ),
+                    _query(
+                        "retention_date",
+                        date,
+                        "canvas, rule retention: the day recall is predicted for "
+                        "(from today; empty: 7 days after the export).",
                     ),
                     _query("points", NUMBER, "canvas: points possible (100)."),
                     _query("lesson", STRING, "canvas: lesson id (the first)."),
-                    _query("assignment", STRING, "canvas: the column's title."),
+                    _query(
+                        "assignment",
+                        STRING,
+                        "canvas: the column's title (400 if Canvas would misread "
+                        "it: any 'final', 'Current Score' and the like, or a "
+                        "trailing ' (digits)').",
+                    ),
                     _query(
                         "lang",
                         {"type": "string", "enum": ["zh-CN", "en"]},

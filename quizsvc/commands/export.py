@@ -12,7 +12,8 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from quizsvc.commands.options import lang_option
-from quizsvc.exports.options import CANVAS_RULES, KINDS
+from quizsvc.exports.options import KINDS
+from quizsvc.services.grades import DEFAULT_RULE, RULES
 
 ALL_FORMATS = ("csv", "xlsx", "jsonl")
 
@@ -37,10 +38,16 @@ ALL_FORMATS = ("csv", "xlsx", "jsonl")
 @lang_option("Language of the column headers.")
 @click.option(
     "--rule",
-    type=click.Choice(CANVAS_RULES),
-    default="mastery",
+    type=click.Choice(RULES),
+    default=DEFAULT_RULE,
     show_default=True,
-    help="canvas: score by mastery (predicted recall) or accuracy.",
+    help="canvas: score by accuracy (right answers in the dates), retention "
+    "(predicted recall on --retention-date) or recall_now (predicted recall now).",
+)
+@click.option(
+    "--retention-date",
+    metavar="DATE",
+    help="canvas, rule retention: the day (YYYY-MM-DD; default: 7 days on).",
 )
 @click.option(
     "--points",
@@ -58,8 +65,8 @@ ALL_FORMATS = ("csv", "xlsx", "jsonl")
 )
 @with_appcontext
 def export_command(
-    kind, class_id, start, end, file_format, output, lang, rule, points, lesson,
-    assignment, base_url,
+    kind, class_id, start, end, file_format, output, lang, rule, retention_date,
+    points, lesson, assignment, base_url,
 ) -> None:  # fmt: skip
     """Export a class's reviews, summary, Canvas gradebook, xAPI statements or workbook.
 
@@ -68,7 +75,7 @@ def export_command(
     """
     from quizsvc.db import get_engine, read_only_session
     from quizsvc.exports import write_file
-    from quizsvc.exports.kinds import class_export
+    from quizsvc.exports.kinds import check_class_export, class_export
     from quizsvc.exports.options import (
         DEFAULT_BASE_URL,
         ExportOptions,
@@ -79,13 +86,14 @@ def export_command(
     from quizsvc.exports.reviews import count_rows
     from quizsvc.models import Classroom
     from quizsvc.services import ServiceError
+    from quizsvc.services.grades import parse_grade_rule
 
     try:
         file_format = check_kind(kind, file_format)
         options = ExportOptions(
             base_url=base_url or current_app.config.get("BASE_URL") or DEFAULT_BASE_URL,
             dates=parse_date_range(start, end),
-            rule=rule,
+            rule=parse_grade_rule(rule, retention_date),
             points=points,
             lesson_id=lesson,
             assignment=assignment,
@@ -97,6 +105,7 @@ def export_command(
         if classroom is None:
             raise click.UsageError(f"no class {class_id} (see the class list)")
         try:
+            check_class_export(session, classroom, kind, options)
             tables = class_export(session, classroom, kind, options)
         except ServiceError as exc:
             raise click.UsageError(str(exc)) from None

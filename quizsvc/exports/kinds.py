@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from quizsvc.exports import queries
 from quizsvc.exports.canvas import canvas_table
 from quizsvc.exports.options import ExportOptions, check_kind
 from quizsvc.exports.reviews import reviews_table, xapi_table
 from quizsvc.exports.summary import summary_table
 from quizsvc.exports.tables import Table
 from quizsvc.models import Classroom
+from quizsvc.services.grades import grade_lesson
 
 _TABLES = {
     "reviews": (reviews_table,),
@@ -30,11 +30,15 @@ def class_export(
     return [build(session, classroom, options) for build in _TABLES[kind]]
 
 
-def check_class_export(session: Session, kind: str, options: ExportOptions) -> None:
-    """Refuse, with one query, what only the database can tell is wrong.
+def check_class_export(
+    session: Session, classroom: Classroom, kind: str, options: ExportOptions
+) -> None:
+    """Refuse, with one query, what only the class or the database can tell.
 
-    An unknown lesson for a kind that scores one; every other option was
-    checked when the options were read.
+    An unknown lesson, or a retention day before the class's today, for a
+    kind that grades; every other option was checked when it was read.
     """
-    if options.lesson_id is not None and canvas_table in _TABLES[kind]:
-        queries.lesson(session, options.lesson_id)
+    if canvas_table in _TABLES[kind]:
+        if options.lesson_id is not None:
+            grade_lesson(session, options.lesson_id)
+        options.rule.check_day(classroom.timezone, options.now)

@@ -6,22 +6,24 @@ with a message before the first byte of a file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from quizsvc.models import Classroom
 from quizsvc.services.class_reports import Period, parse_period
+from quizsvc.services.grades import GradeRule
 from quizsvc.services.messages import LocalizedInvalidInput
 
 KINDS = ("reviews", "summary", "canvas", "xapi", "workbook")
 FORMATS = {
     "reviews": ("csv", "xlsx", "jsonl"),
     "summary": ("csv", "xlsx", "jsonl"),
-    "canvas": ("csv", "xlsx"),
+    # Canvas reads a gradebook import as CSV only.
+    "canvas": ("csv",),
     "xapi": ("jsonl",),
     "workbook": ("xlsx",),
 }
-CANVAS_RULES = ("mastery", "accuracy")
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/"
 
 
@@ -59,19 +61,19 @@ class ExportOptions:
 
     base_url: str = DEFAULT_BASE_URL
     dates: DateRange = field(default_factory=DateRange)
-    # Canvas: how a learner's score is computed, out of how many points, for
-    # which lesson (None: the first lesson of the bank), under which title.
-    rule: str = "mastery"
+    # Grades (canvas, gradebook): how a learner's score is worked out, out of
+    # how many points, for which lesson (None: the first lesson of the bank),
+    # under which title (Canvas's assignment column).
+    rule: GradeRule = field(default_factory=GradeRule)
     points: float = 100.0
     lesson_id: str | None = None
     assignment: str | None = None
     now: datetime | None = None
 
     def __post_init__(self) -> None:
-        if self.rule not in CANVAS_RULES:
-            raise LocalizedInvalidInput(
-                f"未知的计分规则“{self.rule}”：请选 mastery 或 accuracy。",
-                f"unknown score rule {self.rule!r}: choose mastery or accuracy",
+        if self.assignment is not None:
+            object.__setattr__(
+                self, "assignment", check_assignment_title(self.assignment)
             )
         if not 0 < self.points <= 100_000:
             raise LocalizedInvalidInput(
@@ -83,6 +85,62 @@ class ExportOptions:
     def base(self) -> str:
         """Return the base URL with one trailing slash."""
         return self.base_url.rstrip("/") + "/"
+
+
+# Canvas's gradebook import drops a column whose title holds one of its own
+# computed columns' names ("Final Grade", "Unposted Current Score" …), reads a
+# title ending in " (digits)" as an existing assignment's id, and takes its
+# student columns by these names. Refused in any case, and "final" anywhere.
+_CANVAS_COLUMNS = (
+    "current score", "current points", "current grade", "final", "override score",
+    "override grade", "override status",
+)  # fmt: skip
+_CANVAS_NAMES = {
+    "student", "lastname", "firstname", "id", "sis user id", "sis login id",
+    "section", "integration id", "root account", "points possible",
+}  # fmt: skip
+_ASSIGNMENT_ID = re.compile(r"\s\(\d+\)\Z")
+MAX_ASSIGNMENT_TITLE = 255
+
+
+def check_assignment_title(title: str) -> str:
+    """Return an assignment column's title (trimmed); refuse what Canvas misreads."""
+    title = title.strip()
+    folded = " ".join(title.casefold().split())
+    if not title:
+        raise LocalizedInvalidInput(
+            "作业名称不能为空。", "the assignment title is empty"
+        )
+    if len(title) > MAX_ASSIGNMENT_TITLE or any(ord(ch) < 32 for ch in title):
+        raise LocalizedInvalidInput(
+            f"作业名称须在一行之内，最多 {MAX_ASSIGNMENT_TITLE} 个字符。",
+            f"the assignment title must be one line of at most "
+            f"{MAX_ASSIGNMENT_TITLE} characters",
+        )
+    named = next((name for name in _CANVAS_COLUMNS if name in folded), None)
+    if named is not None:
+        raise LocalizedInvalidInput(
+            f"作业名称不能含“{named}”（不分大小写）：Canvas 导入成绩时会把这样的列"
+            "当作它自己算出的总评列而丢掉。",
+            f"the assignment title must not contain {named!r} (in any case): "
+            "Canvas's gradebook import drops such a column as one of its own "
+            "computed grade columns",
+        )
+    if folded in _CANVAS_NAMES:
+        raise LocalizedInvalidInput(
+            f"作业名称不能是“{title}”：Canvas 用这个列名表示学生信息。",
+            f"the assignment title cannot be {title!r}: Canvas reads that "
+            "column as student information",
+        )
+    if _ASSIGNMENT_ID.search(title):
+        raise LocalizedInvalidInput(
+            "作业名称不能以空格加括号里的数字结尾（如“ (2024)”）：Canvas 会把括号里的"
+            "数字当作已有作业的编号。",
+            "the assignment title must not end in a space and digits in "
+            'parentheses (like " (2024)"): Canvas reads them as an existing '
+            "assignment's id",
+        )
+    return title
 
 
 def check_kind(kind: str, file_format: str | None) -> str:

@@ -22,13 +22,11 @@ from quizsvc.models import (
     Explanation,
     Item,
     ItemSkill,
-    Lesson,
     Membership,
     Review,
     SelfAssessment,
     User,
 )
-from quizsvc.services.messages import LocalizedInvalidInput
 
 YIELD_PER = 2000
 Bounds = tuple[datetime | None, datetime | None]
@@ -187,22 +185,6 @@ def review_rows(
         )  # fmt: skip
 
 
-def lesson(session: Session, lesson_id: str | None) -> Lesson | None:
-    """Return the lesson asked for (InvalidInput if unknown), else the bank's first."""
-    query = select(Lesson).where(Lesson.retired_at.is_(None))
-    if lesson_id is None:
-        # None before the bank is synced: every learner then scores 0.
-        return session.scalar(query.order_by(Lesson.position).limit(1))
-    found = session.scalar(query.where(Lesson.id == lesson_id))
-    if found is None:
-        known = ", ".join(session.scalars(select(Lesson.id).order_by(Lesson.position)))
-        raise LocalizedInvalidInput(
-            f"没有“{lesson_id}”这一课；现有：{known}。",
-            f"unknown lesson {lesson_id!r}; known: {known}",
-        )
-    return found
-
-
 def accuracy_by_skill(
     session: Session, classroom: Classroom, start: datetime, end: datetime
 ) -> dict[tuple[int, str], float]:
@@ -221,27 +203,6 @@ def accuracy_by_skill(
         .group_by(Review.user_id, ItemSkill.skill_id)
     )
     return {(user, skill): right / total for user, skill, total, right in rows}
-
-
-def lesson_accuracy(
-    session: Session, classroom: Classroom, lesson_id: str, bounds: Bounds
-) -> dict[int, float]:
-    """Return each learner's share of right answers to a lesson's items."""
-    learners = class_learners(classroom)
-    query = (
-        select(
-            Review.user_id,
-            func.count(),
-            func.sum(case((Review.correct, 1), else_=0)),
-        )
-        .join(learners, learners.c.user_id == Review.user_id)
-        .join(Item, (Item.id == Review.item_id) & (Item.lesson_id == lesson_id))
-        .group_by(Review.user_id)
-    )
-    return {
-        user_id: right / total
-        for user_id, total, right in session.execute(in_range(query, bounds))
-    }
 
 
 def latest_self_ratings(

@@ -15,8 +15,12 @@ from typing import Any, Literal
 
 # "text" cells may hold text that users typed (names, answers, explanations);
 # "key" cells hold text quizsvc makes (ids, kinds, links), which never starts
-# like a spreadsheet formula; "object" is a whole JSON object (xAPI).
-ValueType = Literal["text", "key", "int", "float", "bool", "datetime", "object"]
+# like a spreadsheet formula; "identity" cells hold typed text another system
+# matches exactly as it stores it (Canvas's student columns), so CSV writes
+# them without the formula guard; "object" is a whole JSON object (xAPI).
+ValueType = Literal[
+    "text", "key", "identity", "int", "float", "bool", "datetime", "object"
+]
 
 # The rows of a table already finished in a file format ("csv": CSV records,
 # "xlsx": `<row>` elements, as UTF-8 bytes), or None where the source cannot
