@@ -105,7 +105,7 @@ def test_class_workbook_has_a_sheet_per_export(world):
     """Does the class workbook hold reviews, summary and Canvas sheets?"""
     response = teacher_client(world).get(url(world, "workbook"))
     workbook = openpyxl.load_workbook(io.BytesIO(response.data))
-    assert workbook.sheetnames == ["答题记录", "班级概况", "Canvas 成绩"]
+    assert workbook.sheetnames == ["答题记录", "班级概况", "成绩"]
     assert workbook["答题记录"].max_row == 1 + 9
 
 
@@ -137,6 +137,30 @@ def test_canvas_download_with_rule_and_points(world):
     assert rows[1] == ["Points Possible", "", "", "", "", "10"]
     assert [row[5] for row in rows[2:]] == [str(round(60 / 7, 2)), "5.0", "0.0"]
     assert [row[3] for row in rows[2:]] == ["ana", "bo", "cy"]
+
+
+def test_gradebook_download_in_both_formats(world):
+    """Does the gradebook come as CSV and XLSX with the rule and points asked?"""
+    client = teacher_client(world)
+    response = client.get(url(world, "gradebook", rule="accuracy", points="10"))
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert "gradebook" in response.headers["Content-Disposition"]
+    rows = csv_rows(response)
+    assert rows[0] == ["学号", "姓名", "成绩"]
+    assert [row[2] for row in rows[1:]] == [str(round(60 / 7, 2)), "5.0", "0.0"]
+    response = client.get(url(world, "gradebook", format="xlsx", lang="en"))
+    sheet = openpyxl.load_workbook(io.BytesIO(response.data))["Grades"]
+    assert next(sheet.iter_rows(values_only=True)) == (
+        "Student number",
+        "Name",
+        "Score",
+    )
+    assert [row[0] for row in sheet.iter_rows(min_row=2, values_only=True)] == [
+        "2026001",
+        "2026002",
+        "2026003",
+    ]
 
 
 def test_canvas_download_by_retention_on_a_day(world):

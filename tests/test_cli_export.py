@@ -15,7 +15,7 @@ import pytest
 from quizsvc.cli import main
 from quizsvc.db import get_session
 from quizsvc.exports import kinds
-from tests.exportutil import build_class_history, export_bank
+from tests.exportutil import HOSTILE_NAME, build_class_history, export_bank
 
 
 @pytest.fixture
@@ -80,7 +80,7 @@ def test_export_xlsx_and_jsonl(run, history, folder):
     assert openpyxl.load_workbook(book).sheetnames == [
         "答题记录",
         "班级概况",
-        "Canvas 成绩",
+        "成绩",
     ]
     lines = folder / "xapi.jsonl"
     result = run(
@@ -91,6 +91,22 @@ def test_export_xlsx_and_jsonl(run, history, folder):
     statements = [json.loads(line) for line in lines.read_text("utf-8").splitlines()]
     assert len(statements) == 9
     assert statements[0]["object"]["id"] == "https://quiz.example/items/q-choice"
+
+
+def test_export_gradebook_as_xlsx(run, history, folder):
+    """Does the CLI write the plain gradebook with the rule and points asked?"""
+    target = folder / "grades.xlsx"
+    result = run(
+        "gradebook", "--class", history.classroom.id, "--format", "xlsx",
+        "--rule", "accuracy", "--points", 10, "-o", target,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    sheet = openpyxl.load_workbook(target)["成绩"]
+    assert list(sheet.iter_rows(values_only=True))[1:] == [
+        ("2026001", HOSTILE_NAME, round(60 / 7, 2)),
+        ("2026002", "Bo from the profile", 5),
+        ("2026003", "cy", 0),
+    ]
 
 
 def test_export_to_standard_output(run, history):

@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime, time
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
+import openpyxl
 import pytest
 from sqlalchemy import select
 
@@ -23,7 +24,7 @@ from quizsvc.exports.options import (
 from quizsvc.exports.reviews import count_rows, own_history
 from quizsvc.models import Review, User
 from quizsvc.services import InvalidInput
-from quizsvc.services.classes import RosterError, parse_roster
+from quizsvc.services.classes import RosterError, import_roster, parse_roster
 from quizsvc.services.drill import learning_streak
 from quizsvc.services.grades import (
     RULES,
@@ -393,6 +394,68 @@ def test_a_roster_student_number_that_starts_like_a_formula_is_refused():
     assert caught.value.problems["zh-CN"][0].startswith("第 2 行：学号 =1+1")
 
 
+# --- gradebook ------------------------------------------------------------------
+
+
+def test_gradebook_has_a_row_per_roster_entry_or_learner(db_session, history):
+    """Is the plain gradebook 学号, 姓名, 成绩 with the roster's names, 0 for who
+    has not joined, and learners not on the roster under their own names?"""
+    import_roster(
+        db_session, history.classroom, "学号,姓名\n2026001,安娜\n2026004,丁一\n"
+    )
+    table, rows = export(db_session, history, "gradebook", points=10)
+    assert [c.heading("zh-CN") for c in table.columns] == ["学号", "姓名", "成绩"]
+    assert [c.heading("en") for c in table.columns] == [
+        "Student number",
+        "Name",
+        "Score",
+    ]
+    assert [tuple(row.values()) for row in rows] == [
+        ("2026001", "安娜", round(6 / 7 * 10, 2)),
+        ("2026002", "Bo from the profile", 5.0),
+        ("2026003", "cy", 0.0),
+        ("2026004", "丁一", 0.0),
+    ]
+
+
+def test_gradebook_scores_by_the_same_rule_as_canvas(db_session, history):
+    """Do the gradebook and Canvas give each learner the same score by any rule?"""
+    for rule in (GradeRule("recall_now"), parse_grade_rule("retention", None)):
+        _table, grades = export(db_session, history, "gradebook", rule=rule, points=7)
+        _table, canvas = export(db_session, history, "canvas", rule=rule, points=7)
+        assert [row["score"] for row in grades] == [row["score"] for row in canvas[1:]]
+        assert any(row["score"] > 0 for row in grades)
+
+
+def test_gradebook_files_read_back_in_both_formats(db_session, history):
+    """Does the gradebook open as CSV (UTF-8 with BOM, guarded) and as XLSX?"""
+    from quizsvc.exports import render
+    from quizsvc.models import Membership
+
+    member = db_session.scalar(
+        select(Membership).where(Membership.user_id == history.learners["cy"].id)
+    )
+    member.student_number = None
+    db_session.flush()
+    options = ExportOptions(now=NOW)
+    tables = class_export(db_session, history.classroom, "gradebook", options)
+    data = b"".join(render(tables, "csv", "zh-CN"))
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+    assert rows[0] == ["学号", "姓名", "成绩"]
+    # The name stays guarded here: this sheet is opened in a spreadsheet first.
+    assert rows[1] == ["2026001", "'" + HOSTILE_NAME, str(round(6 / 7 * 100, 2))]
+    assert rows[-1] == ["", "cy", "0.0"]
+    tables = class_export(db_session, history.classroom, "gradebook", options)
+    book = openpyxl.load_workbook(io.BytesIO(b"".join(render(tables, "xlsx", "en"))))
+    sheet = book["Grades"]
+    assert list(sheet.iter_rows(values_only=True)) == [
+        ("Student number", "Name", "Score"),
+        ("2026001", HOSTILE_NAME, round(6 / 7 * 100, 2)),
+        ("2026002", "Bo from the profile", 50),
+        (None, "cy", 0),
+    ]
+
+
 # --- xAPI ----------------------------------------------------------------------------
 
 UUID = re.compile(
@@ -569,12 +632,8 @@ def test_own_history_holds_only_the_learner(db_session, history):
 
 
 def test_each_workbook_sheet_states_its_size_and_one_is_selected(db_session, history):
-    """Does every sheet of the class workbook (the Canvas one with its points
-    row too) declare the rows it holds, with only the first sheet selected?"""
-    import io
-
-    import openpyxl
-
+    """Does every sheet of the class workbook declare the rows it holds, with
+    only the first sheet selected?"""
     from quizsvc.exports import write_workbook
 
     tables = class_export(
@@ -587,6 +646,7 @@ def test_each_workbook_sheet_states_its_size_and_one_is_selected(db_session, his
         assert sheet.max_row == len(list(sheet.rows)), sheet.title
     assert read_only["班级概况"].max_row == 1 + 3
     whole = openpyxl.load_workbook(buffer)
+    assert whole.sheetnames == ["答题记录", "班级概况", "成绩"]
     assert [bool(sheet.sheet_view.tabSelected) for sheet in whole] == [
         True,
         False,

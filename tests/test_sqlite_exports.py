@@ -285,7 +285,7 @@ def test_fast_xlsx_honours_the_date_range(db_session, history):
 
 
 def test_fast_xlsx_workbook_writes_every_sheet(db_session, history):
-    """Is the workbook kind, fast reviews beside summary and Canvas, the generic's?"""
+    """Is the workbook kind, fast reviews beside summary and grades, the generic's?"""
     options = ExportOptions(base_url="https://quiz.example/", now=datetime.now(UTC))
     workbooks = []
     for fast in (True, False):
@@ -295,7 +295,7 @@ def test_fast_xlsx_workbook_writes_every_sheet(db_session, history):
         buffer = io.BytesIO()
         write_workbook(tables, buffer, "en")
         workbooks.append(openpyxl.load_workbook(buffer))
-    assert workbooks[0].sheetnames == ["Reviews", "Class summary", "Canvas"]
+    assert workbooks[0].sheetnames == ["Reviews", "Class summary", "Grades"]
     assert_same_workbook(workbooks[1], workbooks[0])
 
 

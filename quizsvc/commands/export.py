@@ -41,22 +41,24 @@ ALL_FORMATS = ("csv", "xlsx", "jsonl")
     type=click.Choice(RULES),
     default=DEFAULT_RULE,
     show_default=True,
-    help="canvas: score by accuracy (right answers in the dates), retention "
+    help="canvas, gradebook: score by accuracy (right answers in the dates), retention "
     "(predicted recall on --retention-date) or recall_now (predicted recall now).",
 )
 @click.option(
     "--retention-date",
     metavar="DATE",
-    help="canvas, rule retention: the day (YYYY-MM-DD; default: 7 days on).",
+    help="canvas, gradebook, rule retention: the day (YYYY-MM-DD; default: 7 days on).",
 )
 @click.option(
     "--points",
     type=click.FloatRange(0, 100_000, min_open=True),
     default=100.0,
     show_default=True,
-    help="canvas: points of the assignment.",
+    help="canvas, gradebook: points of the assignment.",
 )
-@click.option("--lesson", help="canvas: the lesson scored (default: the first).")
+@click.option(
+    "--lesson", help="canvas, gradebook: the lesson scored (default: the first)."
+)
 @click.option("--assignment", help="canvas: the assignment column's title.")
 @click.option(
     "--base-url",
@@ -68,7 +70,7 @@ def export_command(
     kind, class_id, start, end, file_format, output, lang, rule, retention_date,
     points, lesson, assignment, base_url,
 ) -> None:  # fmt: skip
-    """Export a class's reviews, summary, Canvas gradebook, xAPI statements or workbook.
+    """Export a class's reviews, summary, grades (Canvas or plain), xAPI or workbook.
 
     Dates are days in the class's time zone, both included. Bad input writes
     nothing and exits with code 2.

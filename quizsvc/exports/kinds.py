@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from quizsvc.exports.canvas import canvas_table
+from quizsvc.exports.gradebook import gradebook_table
 from quizsvc.exports.options import ExportOptions, check_kind
 from quizsvc.exports.reviews import reviews_table, xapi_table
 from quizsvc.exports.summary import summary_table
@@ -16,10 +17,13 @@ _TABLES = {
     "reviews": (reviews_table,),
     "summary": (summary_table,),
     "canvas": (canvas_table,),
+    "gradebook": (gradebook_table,),
     "xapi": (xapi_table,),
-    # One XLSX file, a sheet each.
-    "workbook": (reviews_table, summary_table, canvas_table),
+    # One XLSX file, a sheet each: the plain grades, not Canvas's import.
+    "workbook": (reviews_table, summary_table, gradebook_table),
 }
+# The tables scored by a grade rule.
+_GRADED = {canvas_table, gradebook_table}
 
 
 def class_export(
@@ -38,7 +42,7 @@ def check_class_export(
     An unknown lesson, or a retention day before the class's today, for a
     kind that grades; every other option was checked when it was read.
     """
-    if canvas_table in _TABLES[kind]:
+    if _GRADED.intersection(_TABLES[kind]):
         if options.lesson_id is not None:
             grade_lesson(session, options.lesson_id)
         options.rule.check_day(classroom.timezone, options.now)

@@ -15,12 +15,13 @@ from quizsvc.services.class_reports import Period, parse_period
 from quizsvc.services.grades import GradeRule
 from quizsvc.services.messages import LocalizedInvalidInput
 
-KINDS = ("reviews", "summary", "canvas", "xapi", "workbook")
+KINDS = ("reviews", "summary", "canvas", "gradebook", "xapi", "workbook")
 FORMATS = {
     "reviews": ("csv", "xlsx", "jsonl"),
     "summary": ("csv", "xlsx", "jsonl"),
     # Canvas reads a gradebook import as CSV only.
     "canvas": ("csv",),
+    "gradebook": ("csv", "xlsx"),
     "xapi": ("jsonl",),
     "workbook": ("xlsx",),
 }
