@@ -171,8 +171,8 @@ def test_a_failure_midway_leaves_no_partial_file(run, history, folder, monkeypat
             # The fast path's rows break the same way.
             finished = table.finished
             if finished is not None:
-                table.finished = lambda file_format, make=finished: breaking(
-                    make(file_format)
+                table.finished = lambda file_format, language, make=finished: breaking(
+                    make(file_format, language)
                 )
         return tables
 

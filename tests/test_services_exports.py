@@ -165,6 +165,101 @@ def test_file_names_name_the_class_kind_and_dates(history):
     assert stem == "高二（3）班-reviews-2026-03-01_"
 
 
+# --- in the reader's language -----------------------------------------------------
+
+
+def rendered_rows(session, history, kind, file_format, language, **options):
+    """The export as a reader opens it: CSV through csv, XLSX through openpyxl."""
+    from quizsvc.exports import render
+
+    options.setdefault("now", NOW)
+    tables = class_export(session, history.classroom, kind, ExportOptions(**options))
+    data = b"".join(render(tables, file_format, language))
+    if file_format == "csv":
+        text = data.decode("utf-8-sig")
+        return list(csv.reader(io.StringIO(text, newline="")))
+    return openpyxl.load_workbook(io.BytesIO(data))
+
+
+def test_zh_exports_show_words_not_keys(db_session, history):
+    """Does a Chinese CSV show item types, skills, lessons, right or wrong,
+    misconceptions and problem kinds in Chinese, one header per concept?"""
+    rows = rendered_rows(db_session, history, "reviews", "csv", "zh-CN")
+    header = rows[0]
+    assert len(set(header)) == len(header) and "题目类型" not in header
+    by_name = [dict(zip(header, row, strict=True)) for row in rows[1:]]
+    first, wrong = by_name[0], by_name[len(history.reviews["ana"]) - 1]
+    assert (first["题型"], first["技能"], first["课程"], first["是否正确"]) == (
+        "选择题", "scores(中文)", "lesson 16(中文)", "对",
+    )  # fmt: skip
+    ordering = next(row for row in by_name if row["题型"] == "排序题")
+    assert ordering["技能"] == "weights(中文)；scores(中文)"
+    assert (wrong["是否正确"], wrong["典型错误"], wrong["生成题种类"]) == (
+        "错", "漏掉了缩放 1/√d", "权重 A",
+    )  # fmt: skip
+    assert wrong["生成题链接"] == "http://127.0.0.1:8000/practice/weights/2/42"
+    assert {row["题型"] for row in by_name} == {
+        "选择题", "数值题", "填空题", "记忆", "排序题", "随机生成的计算题",
+    }  # fmt: skip
+
+
+def test_en_exports_show_english_words_and_json_keeps_keys(db_session, history):
+    """Does an English CSV show English words, and JSON lines the keys?"""
+    rows = rendered_rows(db_session, history, "reviews", "csv", "en")
+    by_name = [dict(zip(rows[0], row, strict=True)) for row in rows[1:]]
+    wrong = by_name[len(history.reviews["ana"]) - 1]
+    assert (wrong["Item type"], wrong["Skills"], wrong["Lesson"]) == (
+        "generated problem", "weights", "lesson 16",
+    )  # fmt: skip
+    assert (wrong["Correct"], by_name[0]["Correct"]) == ("false", "true")
+    assert wrong["Misconception"] == "Scale 1/√d left out"
+    assert wrong["Generated problem: kind"] == "Weights A"
+    _table, typed = export(db_session, history, "reviews")
+    json_row = typed[len(history.reviews["ana"]) - 1]
+    assert (json_row["item_type"], json_row["misconception"]) == (
+        "generated",
+        "no_scale",
+    )
+
+
+def test_xlsx_shows_words_and_ratios_as_percentages(db_session, history):
+    """Does the XLSX show right or wrong in words (zh) or as a boolean (en), and
+    every ratio as a number in a percent format?"""
+    book = rendered_rows(db_session, history, "reviews", "xlsx", "zh-CN")
+    sheet = book["答题记录"]
+    header = [cell.value for cell in sheet[1]]
+    score = sheet.cell(2, header.index("得分率") + 1)
+    assert (score.value, score.number_format) == (1, "0.0%")
+    assert sheet.cell(2, header.index("是否正确") + 1).value == "对"
+    assert sheet.cell(2, header.index("题型") + 1).value == "选择题"
+    english = rendered_rows(db_session, history, "reviews", "xlsx", "en")["Reviews"]
+    header = [cell.value for cell in english[1]]
+    assert english.cell(2, header.index("Correct") + 1).value is True
+    summary = rendered_rows(db_session, history, "summary", "xlsx", "zh-CN")
+    sheet = summary["班级概况"]
+    header = [cell.value for cell in sheet[1]]
+    accuracy = sheet.cell(2, header.index("30 天正确率：weights(中文)") + 1)
+    assert (accuracy.value, accuracy.number_format) == (0.8, "0.0%")
+    recall = sheet.cell(2, header.index("当前记忆：scores(中文)") + 1)
+    assert recall.number_format == "0.0%" and 0 < recall.value <= 1
+
+
+def test_your_own_export_says_your_time_zone(db_session, history):
+    """Does a learner's own export name their time zone, not the class's, and
+    show the skills of their self-ratings by name?"""
+    from quizsvc.exports import iter_csv
+
+    user = db_session.get(User, history.learners["ana"].id)
+    reviews, assessments = own_history(db_session, user, ExportOptions(base_url=BASE))
+    header = next(csv.reader(io.StringIO("".join(iter_csv(reviews, "zh-CN"))[1:])))
+    assert "作答时间（你的时区）" in header and "作答时间（班级时区）" not in header
+    rows = list(csv.reader(io.StringIO("".join(iter_csv(assessments, "zh-CN"))[1:])))
+    assert [row[:2] for row in rows[1:]] == [
+        ["scores(中文)", "1"],
+        ["scores(中文)", "3"],
+    ]
+
+
 # --- summary -------------------------------------------------------------------------
 
 

@@ -146,8 +146,8 @@ def _counted(finished, bar):
     """Wrap a table's finished rows, whichever format is asked, in a tqdm bar."""
     from tqdm import tqdm
 
-    def counted(file_format):
-        rows = finished(file_format)
+    def counted(file_format, language):
+        rows = finished(file_format, language)
         return None if rows is None else tqdm(rows, **bar)
 
     return counted

@@ -18,7 +18,9 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import String, literal, select
 from sqlalchemy.orm import Session
 
+from quizsvc.exports import labels as labels_module
 from quizsvc.exports import queries, sqlite_fast
+from quizsvc.exports.labels import Labels, load_labels
 from quizsvc.exports.options import ExportOptions
 from quizsvc.exports.tables import Column, Table, column
 from quizsvc.exports.xapi import review_statement
@@ -30,36 +32,56 @@ from quizsvc.models import (
     User,
 )
 
-REVIEW_COLUMNS = (
-    column("review_id", "Review id", "记录编号", "int"),
-    column("learner_id", "Learner id", "学习者编号", "int"),
-    column("student_number", "Student number", "学号"),
-    column("display_name", "Name", "姓名"),
-    column("username", "Username", "用户名"),
-    column("item_id", "Item id", "题目编号", "key"),
-    column("item_type", "Item type", "题型", "key"),
-    column("skills", "Skills", "技能", "key"),
-    column("lesson", "Lesson", "课程", "key"),
-    column("reviewed_at_utc", "Answered at (UTC)", "作答时间（UTC）", "datetime"),
-    column(
-        "reviewed_at_local",
-        "Answered at (class time)",
-        "作答时间（班级时区）",
-        "datetime",
-    ),
-    column("rating", "Rating (1-4)", "评分（1-4）", "int"),
-    column("correct", "Correct", "是否正确", "bool"),
-    column("score", "Score (0-1)", "得分（0-1）", "float"),
-    column("duration_ms", "Time taken (ms)", "用时（毫秒）", "int"),
-    column("answer", "Answer as typed", "作答原文"),
-    column("misconception", "Misconception", "典型错误", "key"),
-    column("problem_kind", "Problem kind", "题目类型", "key"),
-    column("problem_seed", "Problem seed", "题目种子", "int"),
-    column("problem_level", "Problem level", "题目难度", "int"),
-    column("permalink", "Problem permalink", "题目链接", "key"),
-    column("explanation", "Explanation written", "错因说明"),
-)
 REVIEWS_TITLE = {"en": "Reviews", "zh-CN": "答题记录"}
+
+
+def review_columns(labels: Labels, *, own: bool = False) -> tuple[Column, ...]:
+    """Return the reviews export's columns; `own`: a learner's own history.
+
+    Item types, skills, lessons, right or wrong, misconceptions and problem
+    kinds are shown as words in the file's language (see labels).
+    """
+    local = (
+        ("Answered at (your time)", "作答时间（你的时区）")
+        if own
+        else ("Answered at (class time)", "作答时间（班级时区）")
+    )
+    return (
+        column("review_id", "Review id", "记录编号", "int"),
+        column("learner_id", "Learner id", "学习者编号", "int"),
+        column("student_number", "Student number", "学号"),
+        column("display_name", "Name", "姓名"),
+        column("username", "Username", "用户名"),
+        column("item_id", "Item id", "题目编号", "key"),
+        column("item_type", "Item type", "题型", "key", labels_module.item_type),
+        column("skills", "Skills", "技能", "key", labels.skill_list),
+        column("lesson", "Lesson", "课程", "key", labels.lesson),
+        column("reviewed_at_utc", "Answered at (UTC)", "作答时间（UTC）", "datetime"),
+        column("reviewed_at_local", *local, "datetime"),
+        column("rating", "Rating (1-4)", "评分（1-4）", "int"),
+        column("correct", "Correct", "是否正确", "bool", labels_module.show_correct),
+        column("score", "Score (share)", "得分率", "ratio"),
+        column("duration_ms", "Time taken (ms)", "用时（毫秒）", "int"),
+        column("answer", "Answer as typed", "作答原文"),
+        column(
+            "misconception",
+            "Misconception",
+            "典型错误",
+            "key",
+            labels_module.misconception,
+        ),  # fmt: skip
+        column(
+            "problem_kind",
+            "Generated problem: kind",
+            "生成题种类",
+            "key",
+            labels_module.problem_kind,
+        ),  # fmt: skip
+        column("problem_seed", "Generated problem: seed", "生成题种子", "int"),
+        column("problem_level", "Generated problem: level", "生成题难度", "int"),
+        column("permalink", "Generated problem: link", "生成题链接", "key"),
+        column("explanation", "Explanation written", "错因说明"),
+    )
 
 
 def _class_reviews(classroom: Classroom, options: ExportOptions):
@@ -75,17 +97,18 @@ def reviews_table(
     zone = ZoneInfo(classroom.timezone)
     bounds = options.dates.period(classroom.timezone).bounds()
     learners = queries.class_learners(classroom)
+    columns = review_columns(load_labels(session))
     return Table(
         "reviews",
         REVIEWS_TITLE,
-        REVIEW_COLUMNS,
+        columns,
         queries.review_rows(
             session, queries.reviews_query(learners, bounds), zone, options.base
         ),
         # The XLSX writer states the sheet's size before its rows.
         count=queries.count_reviews(session, classroom, bounds),
         finished=sqlite_fast.review_records(
-            session, learners, bounds, zone, options.base
+            session, learners, bounds, zone, options.base, columns
         ),
     )
 
@@ -154,10 +177,11 @@ def own_history(
         .subquery("learners")
     )
     query = queries.reviews_query(me, options.dates.period(zone_name).bounds())
+    labels = load_labels(session)
     reviews = Table(
         "reviews",
         REVIEWS_TITLE,
-        REVIEW_COLUMNS,
+        review_columns(labels, own=True),
         queries.review_rows(session, query, zone, options.base),
     )
 
@@ -177,7 +201,7 @@ def own_history(
         "self_assessments",
         {"en": "Self-assessments", "zh-CN": "自评"},
         (
-            column("skill_id", "Skill", "技能", "key"),
+            column("skill_id", "Skill", "技能", "key", labels.skill),
             column("level", "Level (0-3)", "等级（0-3）", "int"),
             column("note", "Note", "备注"),
             column("assessed_at", "Rated at (UTC)", "自评时间（UTC）", "datetime"),

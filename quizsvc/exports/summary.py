@@ -70,10 +70,10 @@ def summary_table(
         title = skill.title
         columns += [
             column(f"recall_{skill.id}", f"Recall now: {title['en']}",
-                   f"当前记忆：{title['zh-CN']}", "float"),
+                   f"当前记忆：{title['zh-CN']}", "ratio"),
             column(f"accuracy_{ACCURACY_DAYS}d_{skill.id}",
                    f"{ACCURACY_DAYS}-day accuracy: {title['en']}",
-                   f"{ACCURACY_DAYS} 天正确率：{title['zh-CN']}", "float"),
+                   f"{ACCURACY_DAYS} 天正确率：{title['zh-CN']}", "ratio"),
             column(f"self_rating_{skill.id}", f"Self-rating (0-3): {title['en']}",
                    f"自评（0-3）：{title['zh-CN']}", "int"),
         ]  # fmt: skip

@@ -17,15 +17,19 @@ from typing import Any, Literal
 # "key" cells hold text quizsvc makes (ids, kinds, links), which never starts
 # like a spreadsheet formula; "identity" cells hold typed text another system
 # matches exactly as it stores it (Canvas's student columns), so CSV writes
-# them without the formula guard; "object" is a whole JSON object (xAPI).
+# them without the formula guard; "ratio" is a float from 0 to 1 (XLSX shows
+# it as a percentage); "object" is a whole JSON object (xAPI).
 ValueType = Literal[
-    "text", "key", "identity", "int", "float", "bool", "datetime", "object"
+    "text", "key", "identity", "int", "float", "ratio", "bool", "datetime", "object"
 ]
 
 # The rows of a table already finished in a file format ("csv": CSV records,
-# "xlsx": `<row>` elements, as UTF-8 bytes), or None where the source cannot
-# make them for that format: see quizsvc.exports.sqlite_fast.
-FinishedRows = Callable[[str], Iterable[bytes] | None]
+# "xlsx": `<row>` elements, as UTF-8 bytes) and a language, or None where the
+# source cannot make them for that format: see quizsvc.exports.sqlite_fast.
+FinishedRows = Callable[[str, str], Iterable[bytes] | None]
+# How a column's value is shown to a reader in a language (CSV and XLSX; JSON
+# lines keep the value): (value, language) -> shown value.
+Show = Callable[[Any, str], Any]
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class Column:
     key: str
     title: dict[str, str]
     type: ValueType = "text"
+    show: Show | None = None
 
     def heading(self, language: str) -> str:
         """Return the column's title in a language ("zh-CN" or "en")."""
@@ -67,11 +72,30 @@ class Table:
         """Return the table's title in a language."""
         return self.title.get(language) or self.title["en"]
 
-    def finished_rows(self, file_format: str) -> Iterable[bytes] | None:
-        """Return the rows finished in `file_format`, or None: write `rows`."""
-        return None if self.finished is None else self.finished(file_format)
+    def finished_rows(self, file_format: str, language: str) -> Iterable[bytes] | None:
+        """Return the rows finished in a format and language, or None: write `rows`."""
+        if self.finished is None:
+            return None
+        return self.finished(file_format, language)
+
+    def shown(self, language: str) -> Callable[[tuple], tuple] | None:
+        """Return a function showing a row's values to a reader, or None if
+        every value is shown as it is."""
+        shows = [(i, col.show) for i, col in enumerate(self.columns) if col.show]
+        if not shows:
+            return None
+
+        def show(row: tuple) -> tuple:
+            values = list(row)
+            for index, function in shows:
+                values[index] = function(values[index], language)
+            return tuple(values)
+
+        return show
 
 
-def column(key: str, en: str, zh: str, type: ValueType = "text") -> Column:
-    """Build a Column from its key, English and Chinese titles and type."""
-    return Column(key, {"en": en, "zh-CN": zh}, type)
+def column(
+    key: str, en: str, zh: str, type: ValueType = "text", show: Show | None = None
+) -> Column:
+    """Build a Column from its key, English and Chinese titles, type and Show."""
+    return Column(key, {"en": en, "zh-CN": zh}, type, show)

@@ -37,10 +37,13 @@ from quizsvc.exports.tables import Table
 # Excel's limits: rows per sheet (the header included) and UTF-16 units per cell.
 MAX_ROWS = 1_048_576
 MAX_TEXT = 32_767
-# Styles (cellXfs indexes), numbered as XlsxWriter numbered them.
+# Styles (cellXfs indexes), the first three numbered as XlsxWriter numbered
+# them; a ratio (0 to 1) is shown as a percentage.
 HEADER_STYLE = 1
 DATE_STYLE = 2
+PERCENT_STYLE = 3
 DATE_FORMAT = "yyyy-mm-dd hh:mm:ss"
+PERCENT_FORMAT = "0.0%"
 COMPRESS_LEVEL = 1
 CHUNK_ROWS = 2000
 # Blocks queued for the compressing thread: bounds the memory in flight.
@@ -125,8 +128,8 @@ def date_cell(moment: datetime) -> str:
     return f'<c s="{DATE_STYLE}"><v>{number_text(excel_serial(moment))}</v></c>'
 
 
-def cell(value: Any) -> str:
-    """One value's cell, typed as XlsxWriter types it."""
+def cell(value: Any, style: int = 0) -> str:
+    """One value's cell, typed as XlsxWriter types it; a number in `style`."""
     kind = type(value)
     if value is None:
         return EMPTY
@@ -134,13 +137,14 @@ def cell(value: Any) -> str:
         return text_cell(value)
     if kind is bool:
         return TRUE if value else FALSE
+    styled = f' s="{style}"' if style else ""
     if kind is int or kind is float:
-        return f"<c><v>{number_text(value)}</v></c>"
+        return f"<c{styled}><v>{number_text(value)}</v></c>"
     if isinstance(value, (datetime, date, time, timedelta)):
         return date_cell(value)
     if isinstance(value, str):
         return text_cell(str(value))
-    return f"<c><v>{number_text(float(value))}</v></c>"
+    return f"<c{styled}><v>{number_text(float(value))}</v></c>"
 
 
 def column_letter(index: int) -> str:
@@ -158,33 +162,39 @@ def referenced(text: str, column: str) -> str:
     return text and f'<c r="{column}{ROW}"' + text[2:]
 
 
-def cell_at(value: Any, column: str) -> str:
+def cell_at(value: Any, column: str, style: int = 0) -> str:
     """One value's cell with its reference, or nothing for an empty value."""
-    return referenced(cell(value), column)
+    return referenced(cell(value, style), column)
 
 
-def cells(values: Iterable[Any], first: int, gap: bool = True) -> str:
+def cells(
+    values: Iterable[Any],
+    first: int,
+    gap: bool = True,
+    styles: Sequence[int] | None = None,
+) -> str:
     """Typed values as the cells from column `first` (0 = A) on.
 
     Empty values have no cell; each cell after a gap carries its reference,
-    the first one too when `gap` says the cell before it is empty.
+    the first one too when `gap` says the cell before it is empty. `styles`
+    holds each value's number style (None: the default for all).
     """
     parts = []
-    for index, value in enumerate(values, first):
-        text = cell(value)
+    for offset, value in enumerate(values):
+        text = cell(value, styles[offset]) if styles else cell(value)
         if not text:
             gap = True
         elif gap:
-            parts.append(referenced(text, column_letter(index)))
+            parts.append(referenced(text, column_letter(first + offset)))
             gap = False
         else:
             parts.append(text)
     return "".join(parts)
 
 
-def row_xml(values: Iterable[Any]) -> str:
+def row_xml(values: Iterable[Any], styles: Sequence[int] | None = None) -> str:
     """A row of typed values as a `<row>` element (its number `ROW`)."""
-    return f'<row r="{ROW}">' + cells(values, 0, gap=False) + "</row>"
+    return f'<row r="{ROW}">' + cells(values, 0, gap=False, styles=styles) + "</row>"
 
 
 # --- the package --------------------------------------------------------------
@@ -200,8 +210,8 @@ _ROOT_RELS = (
 )
 _STYLES = (
     f'{_XML}<styleSheet xmlns="{_MAIN}">'
-    f'<numFmts count="1"><numFmt numFmtId="164" formatCode="{DATE_FORMAT}"/>'
-    "</numFmts>"
+    f'<numFmts count="2"><numFmt numFmtId="164" formatCode="{DATE_FORMAT}"/>'
+    f'<numFmt numFmtId="165" formatCode="{PERCENT_FORMAT}"/></numFmts>'
     '<fonts count="2"><font><sz val="11"/><name val="Calibri"/><family val="2"/>'
     '</font><font><b/><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
     "</fonts>"
@@ -213,10 +223,11 @@ _STYLES = (
     "</borders>"
     '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
     "</cellStyleXfs>"
-    '<cellXfs count="3"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" '
+    '<cellXfs count="4"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" '
     'xfId="0"/><xf numFmtId="0" fontId="1" fillId="2" borderId="0" xfId="0" '
     'applyFont="1" applyFill="1"/><xf numFmtId="164" fontId="0" fillId="0" '
-    'borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>'
+    'borderId="0" xfId="0" applyNumberFormat="1"/><xf numFmtId="165" fontId="0" '
+    'fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>'
     '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/>'
     "</cellStyles></styleSheet>"
 )
@@ -261,16 +272,24 @@ _SHEET_TAIL = (
 )
 
 
-def _table_rows(table: Table) -> Iterator[bytes]:
-    """The table's rows as UTF-8 `<row>` XML: the database's when it made them."""
-    finished = table.finished_rows("xlsx")
+def _table_rows(table: Table, language: str) -> Iterator[bytes]:
+    """The table's rows as UTF-8 `<row>` XML: the database's when it made them.
+
+    Values are shown as their columns say in `language`; ratios are numbers
+    in the percent style.
+    """
+    styles = [PERCENT_STYLE if col.type == "ratio" else 0 for col in table.columns]
+    shown = table.shown(language)
+
+    def encoded(values: Iterable[Any]) -> bytes:
+        if shown is not None:
+            values = shown(tuple(values))
+        return row_xml(values, styles if any(styles) else None).encode("utf-8")
+
+    finished = table.finished_rows("xlsx", language)
     if finished is None:
-        return map(_encoded_row, table)
-    return _chain(map(_encoded_row, table.preamble), finished)
-
-
-def _encoded_row(values: Iterable[Any]) -> bytes:
-    return row_xml(values).encode("utf-8")
+        return map(encoded, table)
+    return _chain(map(encoded, table.preamble), finished)
 
 
 def _chain(first: Iterable[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
@@ -295,7 +314,7 @@ def write_workbook(
         for table in tables:
             headings = [col.heading(language) for col in table.columns]
             base = table.sheet_name(language)[:25]
-            part, rows_left = 1, _table_rows(table)
+            part, rows_left = 1, _table_rows(table, language)
             if table.count is None:
                 rows_left = list(rows_left)
                 total = len(rows_left)

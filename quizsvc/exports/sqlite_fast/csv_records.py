@@ -60,6 +60,7 @@ def records_query(
     base: str,
     items: dict[str, tuple[str, str, str]],
     span: tuple[str | None, str | None],
+    shown: shared.Shown,
 ) -> shared.PerLearner:
     """The reviews export's SELECT of one CSV record per row, per learner.
 
@@ -77,12 +78,14 @@ def records_query(
         key: ",".join(csv_field(value) for value in (key, kind, skills, lesson))
         for key, (kind, skills, lesson) in items.items()
     }
-    _register_functions(connection.connection.driver_connection, zone, item_fields)
+    _register_functions(
+        connection.connection.driver_connection, zone, item_fields, shown
+    )
     # printf's %s stops at a NUL, which text here may hold in theory only.
     whole = all("\0" not in learner["learner"] for learner in people) and all(
         "\0" not in text for text in item_fields.values()
     )
-    fields = _csv_fields(zone, span, base)
+    fields = _csv_fields(zone, span, base, shown)
     record = case(
         (_any_nul(_USER_TEXTS), _concatenated(fields)),
         else_=_printed(fields),
@@ -100,7 +103,9 @@ def _typed_field(value: Any) -> str:
 _USER_TEXTS = (Review.answer_text, Review.misconception, Review.problem_kind)
 
 
-def _csv_fields(zone: ZoneInfo, span: tuple, base: str) -> list[ColumnElement[str]]:
+def _csv_fields(
+    zone: ZoneInfo, span: tuple, base: str, shown: shared.Shown
+) -> list[ColumnElement[str]]:
     """The CSV record's fields; `learner` (a parameter) holds its three cells
     with the comma before each."""
     moment = shared.stored(Review.reviewed_at)
@@ -111,12 +116,15 @@ def _csv_fields(zone: ZoneInfo, span: tuple, base: str) -> list[ColumnElement[st
         _utc_text(moment),
         _local_text(moment, zone, span),
         _number(Review.rating),
-        case((Review.correct, "true"), else_="false"),
+        case(
+            (Review.correct, _flag_field(shown.correct(True))),
+            else_=_flag_field(shown.correct(False)),
+        ),
         _real(Review.score),
         _number(Review.duration_ms),
         _typed_text(Review.answer_text),
-        _key(Review.misconception),
-        _key(Review.problem_kind),
+        _shown_key(Review.misconception, "qz_misconception"),
+        _shown_key(Review.problem_kind, "qz_problem_kind"),
         _number(Review.problem_seed),
         _number(Review.problem_level),
         _key(shared.permalink(base)),
@@ -185,6 +193,19 @@ def _key(text: Any) -> ColumnElement[str]:
     )
 
 
+def _shown_key(text: Any, function: str) -> ColumnElement[str]:
+    """Text quizsvc made, shown in the file's language by Python (these values
+    are few and repeat)."""
+    return case((text.is_(None), ""), else_=getattr(func, function)(text, type_=String))
+
+
+def _flag_field(value: Any) -> str:
+    """A truth value's field as the CSV writer writes it: spelled, or shown."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return csv_field(value)
+
+
 def _typed_text(text: Any) -> ColumnElement[str]:
     """Text users typed: also neutralized, by Python, when it may be a formula."""
     formula = text.op("GLOB", is_comparison=True)(_FORMULA_START)
@@ -248,7 +269,7 @@ def _shifted(moment: ColumnElement[str], offset: timedelta) -> ColumnElement[str
 
 
 def _register_functions(
-    driver: Any, zone: ZoneInfo, item_fields: dict[str, str]
+    driver: Any, zone: ZoneInfo, item_fields: dict[str, str], shown: shared.Shown
 ) -> None:
     def as_utc(text: str | None) -> datetime | None:
         if text is None:
@@ -265,6 +286,18 @@ def _register_functions(
             return None
         return moment.astimezone(zone).isoformat(timespec="milliseconds")
 
+    driver.create_function(
+        "qz_misconception",
+        1,
+        lambda text: csv_field(shown.misconception(text)),
+        deterministic=True,
+    )
+    driver.create_function(
+        "qz_problem_kind",
+        1,
+        lambda text: csv_field(shown.problem_kind(text)),
+        deterministic=True,
+    )
     driver.create_function("qz_typed", 1, _typed_field, deterministic=True)
     driver.create_function("qz_field", 1, csv_field, deterministic=True)
     driver.create_function("qz_real", 1, lambda value: repr(float(value)))

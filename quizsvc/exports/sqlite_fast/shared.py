@@ -8,7 +8,7 @@ each learner and yields the finished rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -54,6 +54,16 @@ class PerLearner:
 
     query: Select
     learners: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How the reviews' keyed values are shown in the file's language, as the
+    columns' Show functions show them (quizsvc.exports.labels)."""
+
+    correct: Callable[[Any], Any]
+    misconception: Callable[[Any], Any]
+    problem_kind: Callable[[Any], Any]
 
 
 def stored_span(session: Session, learners: Any) -> tuple[str | None, str | None]:

@@ -44,6 +44,7 @@ def rows_query(
     base: str,
     items: dict[str, tuple[str, str, str]],
     span: tuple[str | None, str | None],
+    shown: shared.Shown,
 ) -> shared.PerLearner:
     """The reviews export's SELECT of one XLSX `<row>` per row, per learner.
 
@@ -67,6 +68,7 @@ def rows_query(
         connection.connection.driver_connection,
         zone,
         base,
+        shown,
         # Columns F to I: the item's id, type, skills and lesson, after a
         # username or after a gap; and whether the lesson is empty.
         {
@@ -81,7 +83,7 @@ def rows_query(
     stored = shared.stored(Review.reviewed_at)
     # One printf makes the row (its cells hold no NUL: XML escapes it); as
     # bytes: Python neither decodes the row nor encodes it again to write it.
-    fields = _xlsx_fields(stored, zone, span)
+    fields = _xlsx_fields(stored, zone, span, shown)
     template = f'<row r="{xlsx.ROW}">' + "%s" * len(fields) + "</row>"
     row = func.printf(template, *fields, type_=String)
     query = shared.learner_select(cast(row, LargeBinary))
@@ -89,7 +91,7 @@ def rows_query(
 
 
 def _xlsx_fields(
-    moment: ColumnElement[str], zone: ZoneInfo, span: tuple
+    moment: ColumnElement[str], zone: ZoneInfo, span: tuple, shown: shared.Shown
 ) -> list[ColumnElement[str]]:
     """The row's cells: the ones SQL makes carry their reference (any may
     follow an empty value, which has no cell)."""
@@ -109,8 +111,9 @@ def _xlsx_fields(
         ),
         # Rating, correct: never empty, nor the times before them.
         _xml_int(Review.rating),
-        _xml_bool(Review.correct),
-        _xml_real(Review.score),
+        _xml_bool(Review.correct, shown),
+        # The score, a ratio: a percentage.
+        _xml_real(Review.score, xlsx.PERCENT_STYLE),
         _xml_int(Review.duration_ms, Review.score.is_(None), "O"),
         _xml_text(Review.answer_text, Review.duration_ms.is_(None), "P"),
         # Misconception, kind, seed, level and permalink (Q to U): Python's
@@ -154,10 +157,10 @@ def _reference(gap: ColumnElement[bool] | None, column: str) -> Any:
 
 
 def _python_cell(
-    value: Any, gap: ColumnElement[bool] | None, column: str
+    value: Any, gap: ColumnElement[bool] | None, column: str, style: int = 0
 ) -> ColumnElement[str]:
     where = "" if gap is None else case((gap, column), else_="")
-    return func.qz_xlsx_cell(value, where, type_=String)
+    return func.qz_xlsx_cell(value, where, style, type_=String)
 
 
 def _xml_text(
@@ -195,23 +198,24 @@ def _xml_int(
     )
 
 
-def _xml_real(value: Any) -> ColumnElement[str]:
-    """A float cell: scores of 0 and 1 in SQL, others as Python formats them."""
+def _xml_real(value: Any, style: int) -> ColumnElement[str]:
+    """A float cell in a style: 0 and 1 in SQL, others as Python formats them."""
     real = func.typeof(value) == "real"
     return case(
         (value.is_(None), xlsx.EMPTY),
-        (real & (value == 1.0), "<c><v>1</v></c>"),
-        (real & (value == 0.0), "<c><v>0</v></c>"),
-        else_=_python_cell(value, None, ""),
+        (real & (value == 1.0), xlsx.cell(1.0, style)),
+        (real & (value == 0.0), xlsx.cell(0.0, style)),
+        else_=_python_cell(value, None, "", style),
     )
 
 
-def _xml_bool(value: Any) -> ColumnElement[str]:
+def _xml_bool(value: Any, shown: shared.Shown) -> ColumnElement[str]:
+    """Right or wrong as the file's language shows it (a word, or a boolean)."""
     number = as_type(value, Integer)
     integer = func.typeof(number) == "integer"
     return case(
-        (integer & (number != 0), xlsx.TRUE),
-        (integer, xlsx.FALSE),
+        (integer & (number != 0), xlsx.cell(shown.correct(True))),
+        (integer, xlsx.cell(shown.correct(False))),
         else_=func.qz_xlsx_bool(number, type_=String),
     )
 
@@ -241,6 +245,7 @@ def _register_xlsx_functions(
     driver: Any,
     zone: ZoneInfo,
     base: str,
+    shown: shared.Shown,
     items: dict[str, tuple[bytes, bytes, bool]],
 ) -> None:
     parse = datetime.fromisoformat
@@ -278,17 +283,22 @@ def _register_xlsx_functions(
     ) -> str:
         # As the generic path makes the permalink.
         permalink = f"{base}practice/{kind}/{level}/{seed}" if kind else None
-        values = (misconception, kind, seed, level, permalink)
+        values = (
+            shown.misconception(misconception), shown.problem_kind(kind), seed,
+            level, permalink,
+        )  # fmt: skip
         return xlsx.cells(values, 16, gap=bool(no_answer))
 
     def as_bool(value: Any) -> str:
         # As SQLAlchemy's Boolean reads it; never empty in practice (NOT NULL).
-        return xlsx.cell(None if value is None else bool(value))
+        return xlsx.cell(None if value is None else shown.correct(bool(value)))
 
-    def cell(value: Any, column: str) -> str:
-        return xlsx.cell_at(value, column) if column else xlsx.cell(value)
+    def cell(value: Any, column: str, style: int) -> str:
+        if column:
+            return xlsx.cell_at(value, column, style)
+        return xlsx.cell(value, style)
 
-    driver.create_function("qz_xlsx_cell", 2, cell, deterministic=True)
+    driver.create_function("qz_xlsx_cell", 3, cell, deterministic=True)
     driver.create_function("qz_xlsx_bool", 1, as_bool, deterministic=True)
     driver.create_function("qz_xlsx_problem", 5, problem)
     driver.create_function("qz_xlsx_middle", 4, middle)
