@@ -109,15 +109,88 @@ def test_class_workbook_has_a_sheet_per_export(world):
     assert workbook["答题记录"].max_row == 1 + 9
 
 
-def test_xapi_download_is_valid_statements_one_per_line(world):
-    """Is each line of the xAPI export a statement an LRS accepts, under our URL?"""
+def test_xapi_download_is_valid_statements_one_per_line(world, tmp_path):
+    """Is each line of the xAPI export a statement an LRS accepts, named by the
+    instance's IRI, its links to problems on the address asked?"""
+    world["app"].instance_path = str(tmp_path)
     response = teacher_client(world).get(url(world, "xapi"))
     assert response.headers["Content-Type"] == "application/x-ndjson; charset=utf-8"
     statements = [json.loads(line) for line in response.data.decode().splitlines()]
     assert len(statements) == 9
+    iri = (tmp_path / "instance_iri").read_text().strip()
     for statement in statements:
         validate_statement(statement)
-        assert statement["actor"]["account"]["homePage"] == "http://localhost/"
+        assert statement["actor"]["account"]["homePage"] == iri
+    links = [
+        value
+        for s in statements
+        for key, value in s["context"].get("extensions", {}).items()
+        if key == f"{iri}xapi/problem"
+    ]
+    assert links == ["http://localhost/practice/weights/2/42"]
+
+
+def identities(statements):
+    """What names a statement, its learner and its activities in an LRS."""
+    return [
+        (s["id"], s["actor"]["account"], s["object"]["id"],
+         s["context"]["contextActivities"]["parent"][0]["id"])
+        for s in statements
+    ]  # fmt: skip
+
+
+def test_statement_ids_are_the_same_from_any_host_and_the_command_line(world, tmp_path):
+    """Do the API through two host names and the CLI give the same statement,
+    learner and activity ids, from an IRI kept in the instance folder?"""
+    from quizsvc.cli import main
+
+    app = world["app"]
+    app.instance_path = str(tmp_path / "instance")
+    (tmp_path / "instance").mkdir()
+    client = app.test_client()
+    token = {"Authorization": f"Bearer {world['token']}"}
+    exports = []
+    for host in ("http://localhost/", "http://127.0.0.1:8765/"):
+        response = client.get(url(world, "xapi"), base_url=host, headers=token)
+        assert response.status_code == 200
+        exports.append([json.loads(line) for line in response.data.splitlines()])
+    target = tmp_path / "xapi.jsonl"
+    result = app.test_cli_runner().invoke(
+        main, ["export", "xapi", "--class", str(world["class_id"]), "-o", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    exports.append([json.loads(line) for line in target.read_text().splitlines()])
+    assert identities(exports[0]) == identities(exports[1]) == identities(exports[2])
+    iri = (tmp_path / "instance" / "instance_iri").read_text().strip()
+    assert iri.startswith("https://quizsvc-") and iri.endswith(".invalid/")
+    assert {s["actor"]["account"]["homePage"] for s in exports[0]} == {iri}
+    assert exports[0][0]["object"]["id"].startswith(iri + "items/")
+
+
+@pytest.mark.parametrize(
+    "setting, value, home",
+    [
+        ("INSTANCE_IRI", "https://quiz.example.edu", "https://quiz.example.edu/"),
+        ("BASE_URL", "https://quiz.example.edu/app/", "https://quiz.example.edu/app/"),
+    ],
+)
+def test_a_configured_iri_names_the_instance(world, tmp_path, setting, value, home):
+    """Does INSTANCE_IRI (else BASE_URL) name the instance instead?"""
+    app = world["app"]
+    app.instance_path = str(tmp_path)
+    app.config[setting] = value
+    response = teacher_client(world).get(url(world, "xapi"))
+    statements = [json.loads(line) for line in response.data.decode().splitlines()]
+    assert {s["actor"]["account"]["homePage"] for s in statements} == {home}
+    assert not (tmp_path / "instance_iri").exists()
+
+
+def test_a_bad_configured_iri_is_a_503_before_any_file(world):
+    """Is an INSTANCE_IRI that is no address refused clearly, not a broken file?"""
+    world["app"].config["INSTANCE_IRI"] = "quiz server"
+    response = teacher_client(world).get(url(world, "xapi"))
+    assert response.status_code == 503
+    assert "not an absolute http(s) address" in response.json["message"]
 
 
 def test_canvas_download_with_rule_and_points(world):

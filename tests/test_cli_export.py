@@ -73,8 +73,10 @@ def test_export_names_the_file_after_the_class_by_default(
     assert [p.name for p in folder.iterdir()] == ["高二（3）班-summary-2026-03-01_.csv"]
 
 
-def test_export_xlsx_and_jsonl(run, history, folder):
-    """Do the XLSX workbook and the xAPI lines come out readable?"""
+def test_export_xlsx_and_jsonl(run, history, folder, db_app):
+    """Do the XLSX workbook and the xAPI lines come out readable, the ids from
+    the instance's IRI and the links from --base-url?"""
+    db_app.config["INSTANCE_IRI"] = "https://lrs-name.example/"
     book = folder / "class.xlsx"
     assert run("workbook", "--class", history.classroom.id, "-o", book).exit_code == 0
     assert openpyxl.load_workbook(book).sheetnames == [
@@ -90,7 +92,14 @@ def test_export_xlsx_and_jsonl(run, history, folder):
     assert result.exit_code == 0, result.output
     statements = [json.loads(line) for line in lines.read_text("utf-8").splitlines()]
     assert len(statements) == 9
-    assert statements[0]["object"]["id"] == "https://quiz.example/items/q-choice"
+    assert statements[0]["object"]["id"] == "https://lrs-name.example/items/q-choice"
+    links = [
+        s["context"]["extensions"]["https://lrs-name.example/xapi/problem"]
+        for s in statements
+        if "extensions" in s["context"]
+        and "https://lrs-name.example/xapi/problem" in s["context"]["extensions"]
+    ]
+    assert links == ["https://quiz.example/practice/weights/2/42"]
 
 
 def test_export_gradebook_as_xlsx(run, history, folder):

@@ -6,7 +6,7 @@ import csv
 import io
 import re
 import uuid
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
@@ -39,6 +39,7 @@ from tests.exportutil import (
     HOSTILE_NAME,
     NOW,
     TRICKY_ANSWERS,
+    answer,
     build_class_history,
     export_bank,
 )
@@ -628,6 +629,10 @@ def validate_statement(statement):
             assert score["min"] <= score.get("raw", score["min"]) <= score["max"]
     if "response" in result:
         assert isinstance(result["response"], str)
+        if statement["object"]["definition"].get("interactionType") == "numeric":
+            # A number, or a range min[:]max (xAPI 1.0.3, response patterns).
+            number = r"-?(\d+(\.\d*)?|\.\d+)"
+            assert re.fullmatch(rf"{number}(\[:\]{number})?", result["response"])
     if "duration" in result:
         assert DURATION.match(result["duration"]), result["duration"]
     context = statement.get("context", {})
@@ -702,6 +707,31 @@ def test_statement_content(db_session, history):
     assert extensions[f"{BASE}xapi/problem"] == f"{BASE}practice/weights/2/42"
     recall = next(s for s in statements if s["object"]["id"].endswith("q-recall"))
     assert "score" not in recall["result"]
+
+
+def test_numeric_responses_are_numbers(db_session, history):
+    """Is a numeric item's response the number the learner's answer reads as
+    (none when it reads as no number), with the typed text beside it?"""
+    bo = history.learners["bo"]
+    typed = ["1/√2", "=1+1", "abc", "６４", "-0.5", "1e-5"]
+    for n, text in enumerate(typed):
+        answer(db_session, bo, "q-numeric", NOW - timedelta(hours=n), answer_text=text)
+    db_session.commit()
+    statements = xapi_statements(db_session, history)
+    numeric = {
+        s["context"].get("extensions", {}).get(f"{BASE}xapi/typed-response")
+        or s["result"].get("response"): s
+        for s in statements
+        if s["object"]["id"].endswith("q-numeric")
+    }
+    responses = {text: numeric[text]["result"].get("response") for text in typed}
+    assert responses == {
+        "1/√2": "0.7071067811865475", "=1+1": "2", "abc": None, "６４": "64",
+        "-0.5": "-0.5", "1e-5": "0.00001",
+    }  # fmt: skip
+    assert "xapi/typed-response" not in str(numeric["-0.5"]["context"])
+    for statement in statements:
+        validate_statement(statement)
 
 
 def test_statement_ids_do_not_change_between_exports(db_session, history):

@@ -23,6 +23,7 @@ from quizsvc.api import bp, error, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.db import get_engine, get_session, read_only_session
 from quizsvc.exports import MEDIA_TYPES, iter_csv, iter_json_document, render
+from quizsvc.exports.instance import instance_iri
 from quizsvc.exports.kinds import check_class_export, class_export
 from quizsvc.exports.options import (
     DEFAULT_BASE_URL,
@@ -45,6 +46,18 @@ def _base_url() -> str:
     return current_app.config.get("BASE_URL") or request.url_root or DEFAULT_BASE_URL
 
 
+def _instance_iri() -> str:
+    config = current_app.config
+    try:
+        return instance_iri(
+            current_app.instance_path,
+            config.get("INSTANCE_IRI"),
+            config.get("BASE_URL"),
+        )
+    except ValueError as exc:  # the configuration, not the request
+        raise error(503, "misconfigured", str(exc)) from None
+
+
 def content_disposition(filename: str, fallback: str) -> str:
     """An attachment header with an ASCII name and the UTF-8 one (RFC 6266/5987)."""
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename)}"
@@ -60,6 +73,7 @@ def _options() -> ExportOptions:
         ) from None
     return ExportOptions(
         base_url=_base_url(),
+        iri=_instance_iri(),
         dates=parse_date_range(args.get("from"), args.get("to")),
         rule=parse_grade_rule(args.get("rule"), args.get("retention_date")),
         points=points,

@@ -62,8 +62,8 @@ ALL_FORMATS = ("csv", "xlsx", "jsonl")
 @click.option("--assignment", help="canvas: the assignment column's title.")
 @click.option(
     "--base-url",
-    help="Base URL of the service in links and xAPI ids "
-    "(default: BASE_URL in the configuration).",
+    help="Base URL of the service in links (default: BASE_URL in the "
+    "configuration). xAPI ids come from INSTANCE_IRI, the same for the API.",
 )
 @with_appcontext
 def export_command(
@@ -77,6 +77,7 @@ def export_command(
     """
     from quizsvc.db import get_engine, read_only_session
     from quizsvc.exports import write_file
+    from quizsvc.exports.instance import instance_iri
     from quizsvc.exports.kinds import check_class_export, class_export
     from quizsvc.exports.options import (
         DEFAULT_BASE_URL,
@@ -92,15 +93,21 @@ def export_command(
 
     try:
         file_format = check_kind(kind, file_format)
+        config = current_app.config
         options = ExportOptions(
-            base_url=base_url or current_app.config.get("BASE_URL") or DEFAULT_BASE_URL,
+            base_url=base_url or config.get("BASE_URL") or DEFAULT_BASE_URL,
+            iri=instance_iri(
+                current_app.instance_path,
+                config.get("INSTANCE_IRI"),
+                config.get("BASE_URL"),
+            ),
             dates=parse_date_range(start, end),
             rule=parse_grade_rule(rule, retention_date),
             points=points,
             lesson_id=lesson,
             assignment=assignment,
         )
-    except ServiceError as exc:
+    except (ServiceError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
     with read_only_session(get_engine()) as session:
         classroom = session.get(Classroom, class_id)

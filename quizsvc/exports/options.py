@@ -60,7 +60,11 @@ def parse_date_range(start: str | None, end: str | None) -> DateRange:
 class ExportOptions:
     """Everything besides the class that shapes an export."""
 
+    # Where links (a generated problem's permalink) point.
     base_url: str = DEFAULT_BASE_URL
+    # The IRI that names this quizsvc in xAPI ids (quizsvc.exports.instance);
+    # None: the base URL.
+    iri: str | None = None
     dates: DateRange = field(default_factory=DateRange)
     # Grades (canvas, gradebook): how a learner's score is worked out, out of
     # how many points, for which lesson (None: the first lesson of the bank),
@@ -86,6 +90,11 @@ class ExportOptions:
     def base(self) -> str:
         """Return the base URL with one trailing slash."""
         return self.base_url.rstrip("/") + "/"
+
+    @property
+    def identity(self) -> str:
+        """Return the IRI xAPI identifiers are made from, with one trailing slash."""
+        return (self.iri or self.base_url).rstrip("/") + "/"
 
 
 # Canvas's gradebook import drops a column whose title holds one of its own

@@ -133,7 +133,7 @@ def xapi_table(session: Session, classroom: Classroom, options: ExportOptions) -
              _explanation) = row  # fmt: skip
             yield (
                 review_statement(
-                    options.base,
+                    options.identity,
                     review_id=review_id,
                     learner_id=user_id,
                     learner_name=name or username,
