@@ -36,7 +36,7 @@ LAZY_COMMANDS = {
     ),
     "export": (
         "quizsvc.commands.export:export_command",
-        "Export a class's reviews, summary, Canvas gradebook, xAPI statements or "
+        "Export a class's reviews, summary, grades (Canvas or plain), xAPI or "
         "workbook.",
     ),
     "fsrs": (

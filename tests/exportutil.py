@@ -170,8 +170,8 @@ def cells(workbook, rows: int, columns: int) -> dict[str, list[list[tuple]]]:
 def assert_same_workbook(generic, direct) -> None:
     """Check two openpyxl workbooks hold the same sheets, cells, panes and widths."""
     assert direct.sheetnames == generic.sheetnames
-    # The same extent: a row of empty values is written as empty cells here
-    # and not at all by XlsxWriter; both read as empty.
+    # The same extent: a row of empty values may be written as empty cells or
+    # not at all; both read as empty.
     rows = max(sheet.max_row for sheet in [*direct, *generic])
     columns = max(sheet.max_column for sheet in [*direct, *generic])
     assert cells(direct, rows, columns) == cells(generic, rows, columns)

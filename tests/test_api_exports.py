@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from urllib.parse import unquote
 
 import openpyxl
@@ -63,7 +63,7 @@ def test_teacher_downloads_reviews_as_streamed_csv(world):
     response = teacher_client(world).get(url(world, "reviews", format="csv"))
     assert response.status_code == 200
     assert response.is_streamed
-    assert response.mimetype == "text/csv"
+    assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
     assert response.headers["Cache-Control"] == "no-store"
     disposition = response.headers["Content-Disposition"]
     fallback = f'filename="class-{world["class_id"]}-reviews.csv"'
@@ -105,19 +105,92 @@ def test_class_workbook_has_a_sheet_per_export(world):
     """Does the class workbook hold reviews, summary and Canvas sheets?"""
     response = teacher_client(world).get(url(world, "workbook"))
     workbook = openpyxl.load_workbook(io.BytesIO(response.data))
-    assert workbook.sheetnames == ["答题记录", "班级概况", "Canvas 成绩"]
+    assert workbook.sheetnames == ["答题记录", "班级概况", "成绩"]
     assert workbook["答题记录"].max_row == 1 + 9
 
 
-def test_xapi_download_is_valid_statements_one_per_line(world):
-    """Is each line of the xAPI export a statement an LRS accepts, under our URL?"""
+def test_xapi_download_is_valid_statements_one_per_line(world, tmp_path):
+    """Is each line of the xAPI export a statement an LRS accepts, named by the
+    instance's IRI, its links to problems on the address asked?"""
+    world["app"].instance_path = str(tmp_path)
     response = teacher_client(world).get(url(world, "xapi"))
-    assert response.mimetype == "application/x-ndjson"
+    assert response.headers["Content-Type"] == "application/x-ndjson; charset=utf-8"
     statements = [json.loads(line) for line in response.data.decode().splitlines()]
     assert len(statements) == 9
+    iri = (tmp_path / "instance_iri").read_text().strip()
     for statement in statements:
         validate_statement(statement)
-        assert statement["actor"]["account"]["homePage"] == "http://localhost/"
+        assert statement["actor"]["account"]["homePage"] == iri
+    links = [
+        value
+        for s in statements
+        for key, value in s["context"].get("extensions", {}).items()
+        if key == f"{iri}xapi/problem"
+    ]
+    assert links == ["http://localhost/practice/weights/2/42"]
+
+
+def identities(statements):
+    """What names a statement, its learner and its activities in an LRS."""
+    return [
+        (s["id"], s["actor"]["account"], s["object"]["id"],
+         s["context"]["contextActivities"]["parent"][0]["id"])
+        for s in statements
+    ]  # fmt: skip
+
+
+def test_statement_ids_are_the_same_from_any_host_and_the_command_line(world, tmp_path):
+    """Do the API through two host names and the CLI give the same statement,
+    learner and activity ids, from an IRI kept in the instance folder?"""
+    from quizsvc.cli import main
+
+    app = world["app"]
+    app.instance_path = str(tmp_path / "instance")
+    (tmp_path / "instance").mkdir()
+    client = app.test_client()
+    token = {"Authorization": f"Bearer {world['token']}"}
+    exports = []
+    for host in ("http://localhost/", "http://127.0.0.1:8765/"):
+        response = client.get(url(world, "xapi"), base_url=host, headers=token)
+        assert response.status_code == 200
+        exports.append([json.loads(line) for line in response.data.splitlines()])
+    target = tmp_path / "xapi.jsonl"
+    result = app.test_cli_runner().invoke(
+        main, ["export", "xapi", "--class", str(world["class_id"]), "-o", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    exports.append([json.loads(line) for line in target.read_text().splitlines()])
+    assert identities(exports[0]) == identities(exports[1]) == identities(exports[2])
+    iri = (tmp_path / "instance" / "instance_iri").read_text().strip()
+    assert iri.startswith("https://quizsvc-") and iri.endswith(".invalid/")
+    assert {s["actor"]["account"]["homePage"] for s in exports[0]} == {iri}
+    assert exports[0][0]["object"]["id"].startswith(iri + "items/")
+
+
+@pytest.mark.parametrize(
+    "setting, value, home",
+    [
+        ("INSTANCE_IRI", "https://quiz.example.edu", "https://quiz.example.edu/"),
+        ("BASE_URL", "https://quiz.example.edu/app/", "https://quiz.example.edu/app/"),
+    ],
+)
+def test_a_configured_iri_names_the_instance(world, tmp_path, setting, value, home):
+    """Does INSTANCE_IRI (else BASE_URL) name the instance instead?"""
+    app = world["app"]
+    app.instance_path = str(tmp_path)
+    app.config[setting] = value
+    response = teacher_client(world).get(url(world, "xapi"))
+    statements = [json.loads(line) for line in response.data.decode().splitlines()]
+    assert {s["actor"]["account"]["homePage"] for s in statements} == {home}
+    assert not (tmp_path / "instance_iri").exists()
+
+
+def test_a_bad_configured_iri_is_a_503_before_any_file(world):
+    """Is an INSTANCE_IRI that is no address refused clearly, not a broken file?"""
+    world["app"].config["INSTANCE_IRI"] = "quiz server"
+    response = teacher_client(world).get(url(world, "xapi"))
+    assert response.status_code == 503
+    assert "not an absolute http(s) address" in response.json["message"]
 
 
 def test_canvas_download_with_rule_and_points(world):
@@ -136,6 +209,48 @@ def test_canvas_download_with_rule_and_points(world):
     ]
     assert rows[1] == ["Points Possible", "", "", "", "", "10"]
     assert [row[5] for row in rows[2:]] == [str(round(60 / 7, 2)), "5.0", "0.0"]
+    assert [row[3] for row in rows[2:]] == ["ana", "bo", "cy"]
+
+
+def test_gradebook_download_in_both_formats(world):
+    """Does the gradebook come as CSV and XLSX with the rule and points asked?"""
+    client = teacher_client(world)
+    response = client.get(url(world, "gradebook", rule="accuracy", points="10"))
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
+    assert "gradebook" in response.headers["Content-Disposition"]
+    rows = csv_rows(response)
+    assert rows[0] == ["学号", "姓名", "成绩"]
+    assert [row[2] for row in rows[1:]] == [str(round(60 / 7, 2)), "5.0", "0.0"]
+    response = client.get(url(world, "gradebook", format="xlsx", lang="en"))
+    sheet = openpyxl.load_workbook(io.BytesIO(response.data))["Grades"]
+    assert next(sheet.iter_rows(values_only=True)) == (
+        "Student number",
+        "Name",
+        "Score",
+    )
+    assert [row[0] for row in sheet.iter_rows(min_row=2, values_only=True)] == [
+        "2026001",
+        "2026002",
+        "2026003",
+    ]
+
+
+def test_canvas_download_by_retention_on_a_day(world):
+    """Does rule=retention with a retention_date title the column by that day?"""
+    client = teacher_client(world)
+    day = (datetime.now(UTC) + timedelta(days=60)).date().isoformat()
+    response = client.get(
+        url(world, "canvas", rule="retention", retention_date=day, lang="en")
+    )
+    assert response.status_code == 200
+    rows = csv_rows(response)
+    assert rows[0][5] == f"quizsvc lesson 16 (retention on {day})"
+    later = [float(row[5]) for row in rows[2:]]
+    recall_now = csv_rows(client.get(url(world, "canvas", rule="recall_now")))
+    now = [float(row[5]) for row in recall_now[2:]]
+    assert later[2] == now[2] == 0.0  # cy never answered
+    assert all(0 < a < b for a, b in zip(later[:2], now[:2], strict=True))
 
 
 def test_date_range_narrows_the_download(world):
@@ -171,7 +286,22 @@ def test_a_bearer_token_downloads_too(world):
         ("canvas", {"points": "lots"}, "points must be a number"),
         ("canvas", {"points": "-5"}, "points must be more than 0"),
         ("canvas", {"rule": "vibes"}, "unknown score rule"),
+        ("canvas", {"rule": "mastery"}, "now called recall_now"),
+        ("canvas", {"format": "xlsx"}, "canvas exports as csv, not 'xlsx'"),
         ("canvas", {"lesson": "lesson-99"}, "unknown lesson 'lesson-99'"),
+        ("canvas", {"assignment": "Final%20Grade"}, "must not contain 'final'"),
+        ("canvas", {"assignment": "Quiz%20(2024)"}, "an existing assignment's id"),
+        (
+            "canvas",
+            {"rule": "retention", "retention_date": "2026-02-30"},
+            "'2026-02-30' is not a date",
+        ),
+        (
+            "canvas",
+            {"rule": "retention", "retention_date": "2020-01-01"},
+            "retention_date must be from today",
+        ),
+        ("canvas", {"lang": "zh-CN", "assignment": "期末%20final"}, "不分大小写"),
     ],
 )
 def test_bad_requests_get_a_json_400_before_any_file(world, kind, query, message):
@@ -226,7 +356,8 @@ def learner_client(world):
 def test_learner_downloads_own_history_as_csv(world):
     """Does a learner get exactly their own answers as a CSV?"""
     response = learner_client(world).get("/api/v1/me/export?format=csv&lang=en")
-    assert response.status_code == 200 and response.mimetype == "text/csv"
+    assert response.status_code == 200
+    assert response.headers["Content-Type"] == "text/csv; charset=utf-8"
     assert "quizsvc-ana-history.csv" in response.headers["Content-Disposition"]
     rows = csv_rows(response)
     assert rows[0][0] == "Review id"
@@ -236,7 +367,7 @@ def test_learner_downloads_own_history_as_csv(world):
 def test_learner_downloads_own_history_as_json(world):
     """Is the JSON history one document with answers and self-ratings?"""
     response = learner_client(world).get("/api/v1/me/export?format=json")
-    assert response.mimetype == "application/json"
+    assert response.headers["Content-Type"] == "application/json; charset=utf-8"
     document = json.loads(response.data)
     assert document["username"] == "ana"
     ids = [review["review_id"] for review in document["reviews"]]
@@ -273,3 +404,25 @@ def test_your_own_export_refuses_a_bad_query_before_any_byte(world, query):
     response = client.get(f"/api/v1/me/export?{query}")
     assert response.status_code == 400, response.data[:200]
     assert response.is_json and response.json["error"] == "invalid_input"
+
+
+def test_each_download_builds_its_tables_once(world, monkeypatch):
+    """Is a download's table built once, in the streaming session, not twice?"""
+    from quizsvc.api import exports
+
+    calls = []
+    real = exports.class_export
+
+    def counted(session, classroom, kind, options):
+        calls.append(kind)
+        return real(session, classroom, kind, options)
+
+    monkeypatch.setattr(exports, "class_export", counted)
+    client = teacher_client(world)
+    for kind in ("reviews", "workbook", "canvas"):
+        response = client.get(url(world, kind))
+        assert response.status_code == 200 and response.data
+    assert calls == ["reviews", "workbook", "canvas"]
+    # A bad lesson is still refused before any file, with one query.
+    response = client.get(url(world, "canvas", lesson="lesson-99"))
+    assert response.status_code == 400 and calls == ["reviews", "workbook", "canvas"]

@@ -180,7 +180,7 @@ def check_downloads(page, class_url: str, database: Path) -> None:
     for line in lines:
         validate_statement(json.loads(line))
     workbook = openpyxl.load_workbook(get("workbook", "xlsx"))
-    assert workbook.sheetnames == ["答题记录", "班级概况", "Canvas 成绩"]
+    assert workbook.sheetnames == ["答题记录", "班级概况", "成绩"]
 
 
 def snap_everywhere(context_for, url: str, shots: Path, name: str, code: str) -> None:

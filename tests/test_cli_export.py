@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import stat
 from contextlib import closing
 
 import openpyxl
@@ -12,8 +14,8 @@ import pytest
 
 from quizsvc.cli import main
 from quizsvc.db import get_session
-from quizsvc.services import exports
-from tests.exportutil import build_class_history, export_bank
+from quizsvc.exports import kinds
+from tests.exportutil import HOSTILE_NAME, build_class_history, export_bank
 
 
 @pytest.fixture
@@ -71,14 +73,16 @@ def test_export_names_the_file_after_the_class_by_default(
     assert [p.name for p in folder.iterdir()] == ["高二（3）班-summary-2026-03-01_.csv"]
 
 
-def test_export_xlsx_and_jsonl(run, history, folder):
-    """Do the XLSX workbook and the xAPI lines come out readable?"""
+def test_export_xlsx_and_jsonl(run, history, folder, db_app):
+    """Do the XLSX workbook and the xAPI lines come out readable, the ids from
+    the instance's IRI and the links from --base-url?"""
+    db_app.config["INSTANCE_IRI"] = "https://lrs-name.example/"
     book = folder / "class.xlsx"
     assert run("workbook", "--class", history.classroom.id, "-o", book).exit_code == 0
     assert openpyxl.load_workbook(book).sheetnames == [
         "答题记录",
         "班级概况",
-        "Canvas 成绩",
+        "成绩",
     ]
     lines = folder / "xapi.jsonl"
     result = run(
@@ -88,7 +92,30 @@ def test_export_xlsx_and_jsonl(run, history, folder):
     assert result.exit_code == 0, result.output
     statements = [json.loads(line) for line in lines.read_text("utf-8").splitlines()]
     assert len(statements) == 9
-    assert statements[0]["object"]["id"] == "https://quiz.example/items/q-choice"
+    assert statements[0]["object"]["id"] == "https://lrs-name.example/items/q-choice"
+    links = [
+        s["context"]["extensions"]["https://lrs-name.example/xapi/problem"]
+        for s in statements
+        if "extensions" in s["context"]
+        and "https://lrs-name.example/xapi/problem" in s["context"]["extensions"]
+    ]
+    assert links == ["https://quiz.example/practice/weights/2/42"]
+
+
+def test_export_gradebook_as_xlsx(run, history, folder):
+    """Does the CLI write the plain gradebook with the rule and points asked?"""
+    target = folder / "grades.xlsx"
+    result = run(
+        "gradebook", "--class", history.classroom.id, "--format", "xlsx",
+        "--rule", "accuracy", "--points", 10, "-o", target,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    sheet = openpyxl.load_workbook(target)["成绩"]
+    assert list(sheet.iter_rows(values_only=True))[1:] == [
+        ("2026001", HOSTILE_NAME, round(60 / 7, 2)),
+        ("2026002", "Bo from the profile", 5),
+        ("2026003", "cy", 0),
+    ]
 
 
 def test_export_to_standard_output(run, history):
@@ -109,6 +136,13 @@ def test_export_to_standard_output(run, history):
         (["reviews", "--from", "2026-03-02", "--to", "2026-03-01"], "is after"),
         (["canvas", "--lesson", "lesson-99"], "unknown lesson 'lesson-99'"),
         (["canvas", "--points", "0"], "not in the range 0<x<=100000"),
+        (["canvas", "--rule", "mastery"], "'mastery' is not one of"),
+        (["canvas", "--format", "xlsx"], "canvas exports as csv, not 'xlsx'"),
+        (["canvas", "--assignment", "Final Grade"], "must not contain 'final'"),
+        (
+            ["canvas", "--rule", "retention", "--retention-date", "2001-01-01"],
+            "retention_date must be from today",
+        ),
     ],
 )
 def test_bad_input_exits_2_and_writes_nothing(run, history, folder, args, message):
@@ -131,17 +165,42 @@ def test_unknown_class_exits_2(run, history, folder):
 
 def test_a_failure_midway_leaves_no_partial_file(run, history, folder, monkeypatch):
     """When the export breaks after some rows, is nothing left behind?"""
-    real_rows = exports._review_rows
+    real_export = kinds.class_export
 
-    def breaking_rows(*args):
-        rows = real_rows(*args)
+    def breaking(rows):
+        rows = iter(rows)
         with closing(rows):
             yield next(rows)
             raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(exports, "_review_rows", breaking_rows)
+    def breaking_export(*args):
+        tables = real_export(*args)
+        for table in tables:
+            table.rows = breaking(table.rows)
+            # The fast path's rows break the same way.
+            finished = table.finished
+            if finished is not None:
+                table.finished = lambda file_format, language, make=finished: breaking(
+                    make(file_format, language)
+                )
+        return tables
+
+    monkeypatch.setattr(kinds, "class_export", breaking_export)
     target = folder / "out.csv"
     result = run("reviews", "--class", history.classroom.id, "-o", target)
     assert result.exit_code == 1
     assert isinstance(result.exception, RuntimeError)
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600)])
+def test_the_file_gets_the_mode_of_any_new_file(run, history, folder, mask, mode):
+    """Is the file as readable as the umask makes new files, not always private?"""
+    old = os.umask(mask)
+    try:
+        target = folder / "reviews.csv"
+        result = run("reviews", "--class", history.classroom.id, "-o", target)
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(target.stat().st_mode) == mode

@@ -23,8 +23,8 @@ from quizsvc.exports import (
     iter_jsonl,
     neutralize,
     render,
-    write_xlsx,
-    writers,
+    write_workbook,
+    xlsx,
 )
 from quizsvc.exports.xapi import iso_duration, statement_id
 
@@ -134,7 +134,7 @@ def excel_text(value):
 
 def open_xlsx(tables, language="zh-CN"):
     buffer = io.BytesIO()
-    write_xlsx(tables, buffer, language)
+    write_workbook(tables, buffer, language)
     buffer.seek(0)
     return openpyxl.load_workbook(buffer)
 
@@ -165,7 +165,7 @@ def test_xlsx_workbook_has_one_sheet_per_table_in_english_too():
 
 def test_xlsx_continues_on_a_new_sheet_past_the_row_limit(monkeypatch):
     """Does a table longer than a sheet continue on the next sheet with a header?"""
-    monkeypatch.setattr(writers, "XLSX_MAX_ROWS", 3)
+    monkeypatch.setattr(xlsx, "MAX_ROWS", 3)
     rows = [("x", n, 0.0, True, MOMENT) for n in range(5)]
     workbook = open_xlsx([table(rows)], "en")
     assert workbook.sheetnames == ["Table", "Table (2)", "Table (3)"]

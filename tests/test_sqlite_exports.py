@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select, text, update
 
-from quizsvc.exports import iter_csv, write_xlsx
+from quizsvc.exports import iter_csv, queries, write_workbook
+from quizsvc.exports.kinds import class_export
+from quizsvc.exports.options import ExportOptions, parse_date_range
+from quizsvc.exports.sqlite_fast import shared
 from quizsvc.models import Explanation, Membership, Review, User
-from quizsvc.services import sqlite_exports
-from quizsvc.services.exports import ExportOptions, class_export, parse_date_range
 from tests.exportutil import assert_same_workbook, build_class_history, export_bank
 
 # Scores whose SQLite text differs from Python's repr, or that need exponents.
@@ -51,8 +52,8 @@ def both_paths(session, classroom, **options) -> tuple[str, str]:
     options.setdefault("base_url", "https://quiz.example/")
     (fast,) = class_export(session, classroom, "reviews", ExportOptions(**options))
     (generic,) = class_export(session, classroom, "reviews", ExportOptions(**options))
-    assert fast.csv_lines is not None
-    generic.csv_lines = None
+    assert fast.finished is not None
+    generic.finished = None
     return "".join(iter_csv(fast, "en")), "".join(iter_csv(generic, "en"))
 
 
@@ -178,7 +179,7 @@ def test_offsets_change_where_the_zone_says(zone, start, days):
     zone_info = ZoneInfo(zone)
     first = start.replace(tzinfo=UTC)
     last = first + timedelta(days=days)
-    periods = sqlite_exports.utc_offsets(first, last, zone_info)
+    periods = shared.utc_offsets(first, last, zone_info)
     assert periods[0][0] == first
     for (begins, offset), following in zip(periods, [*periods[1:], None], strict=True):
         assert begins.astimezone(zone_info).utcoffset() == offset
@@ -191,8 +192,6 @@ def test_offsets_change_where_the_zone_says(zone, start, days):
 
 def test_the_offsets_span_holds_the_class_learners_reviews_only(db_session, history):
     """Do the zone's offsets come from the span of the class's own reviews?"""
-    from quizsvc.services.exports import _class_learners
-
     learners = [user.id for user in history.learners.values()]
     mine = Review.user_id.in_(learners)
     # Others' reviews (an outsider, a leaver, the teacher) years before and after.
@@ -205,22 +204,27 @@ def test_the_offsets_span_holds_the_class_learners_reviews_only(db_session, hist
         )
     stored = text(f"SELECT reviewed_at FROM reviews WHERE user_id IN {tuple(learners)}")
     times = sorted(db_session.scalars(stored))
-    span = sqlite_exports.stored_span(db_session, _class_learners(history.classroom))
+    learners = queries.class_learners(history.classroom)
+    span = shared.stored_span(db_session, learners)
     assert span == (times[0], times[-1])
 
 
 def both_workbooks(session, classroom, **options):
-    """The reviews XLSX through the SQLite fast path and through XlsxWriter."""
+    """The reviews XLSX through the SQLite fast path and through the generic one."""
     options.setdefault("base_url", "https://quiz.example/&x=<1>")
-    workbooks = []
+    workbooks, sheets = [], []
     for fast in (True, False):
         (table,) = class_export(session, classroom, "reviews", ExportOptions(**options))
-        assert table.xlsx_rows is not None
+        assert table.finished is not None
         if not fast:
-            table.xlsx_rows = table.csv_lines = None
+            table.finished = None
         buffer = io.BytesIO()
-        write_xlsx([table], buffer, "zh-CN")
+        write_workbook([table], buffer, "zh-CN")
         workbooks.append(openpyxl.load_workbook(buffer))
+        with zipfile.ZipFile(buffer) as package:
+            sheets.append(package.read("xl/worksheets/sheet1.xml"))
+    # One writer: the rows SQL finished are the bytes Python would write.
+    assert sheets[0] == sheets[1]
     return workbooks
 
 
@@ -248,8 +252,9 @@ def store_awkward_values(session, history, n_offset=0, start=None):
 @pytest.mark.parametrize(
     "zone", ["America/New_York", "Asia/Shanghai", "Asia/Kathmandu", "UTC"]
 )
-def test_fast_xlsx_matches_xlsxwriter_cell_for_cell(db_session, history, zone):
-    """Do hostile text, big integers, fractions and DST read back as XlsxWriter's?"""
+def test_fast_xlsx_matches_the_generic_rows_cell_for_cell(db_session, history, zone):
+    """Do hostile text, big integers, fractions and DST read back as the generic
+    path's?"""
     store_awkward_values(db_session, history)
     db_session.execute(update(Membership).values(student_number=" +86-138 "))
     db_session.execute(update(Explanation).values(body='=1, "two"\r\n<three>'))
@@ -280,17 +285,17 @@ def test_fast_xlsx_honours_the_date_range(db_session, history):
 
 
 def test_fast_xlsx_workbook_writes_every_sheet(db_session, history):
-    """Is the workbook kind, fast reviews beside summary and Canvas, XlsxWriter's?"""
+    """Is the workbook kind, fast reviews beside summary and grades, the generic's?"""
     options = ExportOptions(base_url="https://quiz.example/", now=datetime.now(UTC))
     workbooks = []
     for fast in (True, False):
         tables = class_export(db_session, history.classroom, "workbook", options)
         if not fast:
-            tables[0].xlsx_rows = None
+            tables[0].finished = None
         buffer = io.BytesIO()
-        write_xlsx(tables, buffer, "en")
+        write_workbook(tables, buffer, "en")
         workbooks.append(openpyxl.load_workbook(buffer))
-    assert workbooks[0].sheetnames == ["Reviews", "Class summary", "Canvas"]
+    assert workbooks[0].sheetnames == ["Reviews", "Class summary", "Grades"]
     assert_same_workbook(workbooks[1], workbooks[0])
 
 
@@ -309,7 +314,7 @@ def test_fast_xlsx_workbook_writes_every_sheet(db_session, history):
 def test_fast_xlsx_matches_for_any_values(
     db_session, history, offset, start, zone, answer, score
 ):
-    """Whatever is stored, does the fast XLSX read back as XlsxWriter's?"""
+    """Whatever is stored, does the fast XLSX read back as the generic one?"""
     store_awkward_values(db_session, history, offset, start.replace(tzinfo=UTC))
     first = history.reviews["ana"][0]
     db_session.execute(
@@ -330,7 +335,7 @@ def test_fast_xlsx_states_its_size_and_numbers_its_rows(db_session, history):
     options = ExportOptions(base_url="https://quiz.example/")
     (table,) = class_export(db_session, history.classroom, "reviews", options)
     buffer = io.BytesIO()
-    write_xlsx([table], buffer, "en")
+    write_workbook([table], buffer, "en")
     with zipfile.ZipFile(buffer) as package:
         sheet = package.read("xl/worksheets/sheet1.xml").decode("utf-8")
     numbers = [int(n) for n in re.findall(r'<row r="(\d+)"', sheet)]
@@ -350,7 +355,7 @@ def test_fast_xlsx_cells_after_empty_values_land_in_their_columns(
     db_session, history, gaps
 ):
     """With scores, times taken, answers, problems, lessons or usernames missing,
-    does every cell still read back in XlsxWriter's column?"""
+    does every cell still read back in the generic path's column?"""
     store_awkward_values(db_session, history, n_offset=gaps)
     ids = [i for ids in history.reviews.values() for i in ids]
     for n, review_id in enumerate(ids, gaps):

@@ -3,9 +3,11 @@
 The file is streamed as it is produced (CSV and JSON lines row by row; XLSX once
 built in a temporary file). Everything that can be wrong with the request (the
 caller, the class, the kind, the format, the dates, the options) is checked
-before the first byte, so a bad request is a JSON error, never half a file.
-The rows are read through a session of their own (`read_only_session`), opened
-when streaming starts, so a long download does not hold SQLite's write lock.
+before the first byte, so a bad request is a JSON error, never half a file:
+the options as they are read, the lesson with one query. The tables are built
+once, from a session of their own (`read_only_session`) opened when streaming
+starts, so a long download does not hold SQLite's write lock; the request's
+own session only read, and closes with the request.
 """
 
 from __future__ import annotations
@@ -14,25 +16,27 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from urllib.parse import quote
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, current_app, request
 from sqlalchemy.orm import Session
 
 from quizsvc.api import bp, error, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.db import get_engine, get_session, read_only_session
 from quizsvc.exports import MEDIA_TYPES, iter_csv, iter_json_document, render
-from quizsvc.i18n import current_language
-from quizsvc.models import Classroom, User
-from quizsvc.services.classes import class_for_teacher
-from quizsvc.services.exports import (
+from quizsvc.exports.instance import instance_iri
+from quizsvc.exports.kinds import check_class_export, class_export
+from quizsvc.exports.options import (
     DEFAULT_BASE_URL,
     ExportOptions,
     check_kind,
-    class_export,
     file_stem,
-    own_history,
     parse_date_range,
 )
+from quizsvc.exports.reviews import own_history
+from quizsvc.i18n import current_language
+from quizsvc.models import Classroom, User
+from quizsvc.services.classes import class_for_teacher
+from quizsvc.services.grades import parse_grade_rule
 from quizsvc.services.messages import LocalizedInvalidInput
 
 OWN_FORMATS = ("csv", "json")
@@ -40,6 +44,18 @@ OWN_FORMATS = ("csv", "json")
 
 def _base_url() -> str:
     return current_app.config.get("BASE_URL") or request.url_root or DEFAULT_BASE_URL
+
+
+def _instance_iri() -> str:
+    config = current_app.config
+    try:
+        return instance_iri(
+            current_app.instance_path,
+            config.get("INSTANCE_IRI"),
+            config.get("BASE_URL"),
+        )
+    except ValueError as exc:  # the configuration, not the request
+        raise error(503, "misconfigured", str(exc)) from None
 
 
 def content_disposition(filename: str, fallback: str) -> str:
@@ -57,8 +73,9 @@ def _options() -> ExportOptions:
         ) from None
     return ExportOptions(
         base_url=_base_url(),
+        iri=_instance_iri(),
         dates=parse_date_range(args.get("from"), args.get("to")),
-        rule=args.get("rule", "mastery"),
+        rule=parse_grade_rule(args.get("rule"), args.get("retention_date")),
         points=points,
         lesson_id=args.get("lesson") or None,
         assignment=args.get("assignment") or None,
@@ -75,6 +92,7 @@ def _download(
 
     The session opens with the first block and closes with the last (or when
     the client goes away), so a response never read holds nothing open.
+    `produce` needs no request: what it uses of one is read before.
     """
     engine = get_engine()
 
@@ -82,9 +100,9 @@ def _download(
         with read_only_session(engine) as session:
             yield from produce(session)
 
-    response = Response(
-        stream_with_context(generate()), mimetype=MEDIA_TYPES[file_format]
-    )
+    # content_type, not mimetype: the media type names its charset already,
+    # and mimetype= would add a second.
+    response = Response(generate(), content_type=MEDIA_TYPES[file_format])
     response.headers["Content-Disposition"] = content_disposition(filename, fallback)
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -100,17 +118,12 @@ def api_class_export(class_id: int, kind: str):
         raise error(404, "not_found", f"no class {class_id}")
     file_format = check_kind(kind, request.args.get("format") or None)
     options = _options()
+    check_class_export(session, classroom, kind, options)
     language = current_language()
-    # Building the tables checks the options (an unknown lesson, say) before
-    # the first byte; their rows are read later, by the streaming session.
-    class_export(session, classroom, kind, options)
     stem = file_stem(classroom, kind, options.dates)
     fallback = f"class-{class_id}-{kind}"
     if options.dates.label():
         fallback += f"-{options.dates.label()}"
-    # End this request's transaction (on SQLite, its write lock) before the
-    # long read.
-    session.commit()
 
     def produce(reader: Session) -> Iterator[bytes]:
         tables = class_export(reader, reader.get(Classroom, class_id), kind, options)
@@ -138,7 +151,6 @@ def api_own_export():
     user = current_db_user()
     user_id, username = user.id, user.username
     language = current_language()
-    get_session().commit()
 
     def produce(reader: Session) -> Iterator[bytes]:
         me = reader.get(User, user_id)

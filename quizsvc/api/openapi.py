@@ -760,7 +760,8 @@ def _file(description: str, *media_types: str) -> dict[str, Any]:
 
 def _export_paths() -> dict[str, Any]:
     """Exports: a class's files for its teachers, a learner's own history."""
-    from quizsvc.services.exports import CANVAS_RULES, KINDS
+    from quizsvc.exports.options import KINDS
+    from quizsvc.services.grades import RULES
 
     # An empty field (a form left blank) means the default: no bound, csv.
     date = {"anyOf": [{"type": "string", "format": "date"}, {"enum": [""]}]}
@@ -775,11 +776,13 @@ def _export_paths() -> dict[str, Any]:
             "get": {
                 "summary": "Download a class export (its teachers and admins).",
                 "description": "Streamed. reviews: one row per review; summary: "
-                "one row per learner; canvas: Canvas's gradebook import; xapi: "
-                "xAPI 1.0.3 statements; workbook: reviews, summary and canvas as "
-                "the sheets of one XLSX. CSV is UTF-8 with a BOM, CRLF, and an "
-                "apostrophe before text that starts like a formula. Bad input is "
-                "a 400 before any byte of the file.",
+                "one row per learner; canvas: Canvas's gradebook import; "
+                "gradebook: student number, name and score, one row per roster "
+                "entry or learner; xapi: xAPI 1.0.3 statements; workbook: "
+                "reviews, summary and gradebook as the sheets of one XLSX. CSV "
+                "is UTF-8 with a BOM, CRLF, and an apostrophe before text that "
+                "starts like a formula (not in Canvas's student columns). Bad "
+                "input is a 400 before any byte of the file.",
                 "security": SECURED,
                 "parameters": [
                     *_class_id_parameter(),
@@ -793,18 +796,39 @@ def _export_paths() -> dict[str, Any]:
                         "format",
                         {"type": "string", "enum": ["csv", "xlsx", "jsonl", ""]},
                         "csv (default, also when empty), xlsx or jsonl; "
-                        "xapi is jsonl only, workbook xlsx only, canvas csv or xlsx.",
+                        "xapi is jsonl only, workbook xlsx only, canvas csv only, "
+                        "gradebook csv or xlsx.",
                     ),
                     *dates,
                     _query(
                         "rule",
-                        {"type": "string", "enum": list(CANVAS_RULES)},
-                        "canvas: mastery (mean predicted recall of the lesson's "
-                        "skills, default) or accuracy (share of right answers).",
+                        {"type": "string", "enum": [*RULES, ""]},
+                        "canvas, gradebook: accuracy (share of right answers to "
+                        "the lesson's items in the dates; default, also when "
+                        "empty), retention "
+                        "(mean predicted recall of the lesson's skills on "
+                        "retention_date) or recall_now (the same now).",
                     ),
-                    _query("points", NUMBER, "canvas: points possible (100)."),
-                    _query("lesson", STRING, "canvas: lesson id (the first)."),
-                    _query("assignment", STRING, "canvas: the column's title."),
+                    _query(
+                        "retention_date",
+                        date,
+                        "canvas, gradebook, rule retention: the day recall is "
+                        "predicted for (from today; empty: 7 days after the "
+                        "export).",
+                    ),
+                    _query(
+                        "points", NUMBER, "canvas, gradebook: points possible (100)."
+                    ),
+                    _query(
+                        "lesson", STRING, "canvas, gradebook: lesson id (the first)."
+                    ),
+                    _query(
+                        "assignment",
+                        STRING,
+                        "canvas: the column's title (400 if Canvas would misread "
+                        "it: any 'final', 'Current Score' and the like, or a "
+                        "trailing ' (digits)').",
+                    ),
                     _query(
                         "lang",
                         {"type": "string", "enum": ["zh-CN", "en"]},

@@ -12,7 +12,8 @@ from flask import current_app
 from flask.cli import with_appcontext
 
 from quizsvc.commands.options import lang_option
-from quizsvc.services.exports import CANVAS_RULES, KINDS
+from quizsvc.exports.options import KINDS
+from quizsvc.services.grades import DEFAULT_RULE, RULES
 
 ALL_FORMATS = ("csv", "xlsx", "jsonl")
 
@@ -37,66 +38,83 @@ ALL_FORMATS = ("csv", "xlsx", "jsonl")
 @lang_option("Language of the column headers.")
 @click.option(
     "--rule",
-    type=click.Choice(CANVAS_RULES),
-    default="mastery",
+    type=click.Choice(RULES),
+    default=DEFAULT_RULE,
     show_default=True,
-    help="canvas: score by mastery (predicted recall) or accuracy.",
+    help="canvas, gradebook: score by accuracy (right answers in the dates), retention "
+    "(predicted recall on --retention-date) or recall_now (predicted recall now).",
+)
+@click.option(
+    "--retention-date",
+    metavar="DATE",
+    help="canvas, gradebook, rule retention: the day (YYYY-MM-DD; default: 7 days on).",
 )
 @click.option(
     "--points",
     type=click.FloatRange(0, 100_000, min_open=True),
     default=100.0,
     show_default=True,
-    help="canvas: points of the assignment.",
+    help="canvas, gradebook: points of the assignment.",
 )
-@click.option("--lesson", help="canvas: the lesson scored (default: the first).")
+@click.option(
+    "--lesson", help="canvas, gradebook: the lesson scored (default: the first)."
+)
 @click.option("--assignment", help="canvas: the assignment column's title.")
 @click.option(
     "--base-url",
-    help="Base URL of the service in links and xAPI ids "
-    "(default: BASE_URL in the configuration).",
+    help="Base URL of the service in links (default: BASE_URL in the "
+    "configuration). xAPI ids come from INSTANCE_IRI, the same for the API.",
 )
 @with_appcontext
 def export_command(
-    kind, class_id, start, end, file_format, output, lang, rule, points, lesson,
-    assignment, base_url,
+    kind, class_id, start, end, file_format, output, lang, rule, retention_date,
+    points, lesson, assignment, base_url,
 ) -> None:  # fmt: skip
-    """Export a class's reviews, summary, Canvas gradebook, xAPI statements or workbook.
+    """Export a class's reviews, summary, grades (Canvas or plain), xAPI or workbook.
 
     Dates are days in the class's time zone, both included. Bad input writes
     nothing and exits with code 2.
     """
     from quizsvc.db import get_engine, read_only_session
     from quizsvc.exports import write_file
-    from quizsvc.models import Classroom
-    from quizsvc.services import ServiceError
-    from quizsvc.services.exports import (
+    from quizsvc.exports.instance import instance_iri
+    from quizsvc.exports.kinds import check_class_export, class_export
+    from quizsvc.exports.options import (
         DEFAULT_BASE_URL,
         ExportOptions,
         check_kind,
-        class_export,
-        count_rows,
         file_stem,
         parse_date_range,
     )
+    from quizsvc.exports.reviews import count_rows
+    from quizsvc.models import Classroom
+    from quizsvc.services import ServiceError
+    from quizsvc.services.grades import parse_grade_rule
 
     try:
         file_format = check_kind(kind, file_format)
+        config = current_app.config
         options = ExportOptions(
-            base_url=base_url or current_app.config.get("BASE_URL") or DEFAULT_BASE_URL,
+            base_url=base_url or config.get("BASE_URL") or DEFAULT_BASE_URL,
+            iri=instance_iri(
+                current_app.instance_path,
+                config.get("INSTANCE_IRI"),
+                config.get("BASE_URL"),
+            ),
             dates=parse_date_range(start, end),
-            rule=rule,
+            rule=parse_grade_rule(rule, retention_date),
             points=points,
             lesson_id=lesson,
             assignment=assignment,
         )
-    except ServiceError as exc:
+    except (ServiceError, ValueError) as exc:
         raise click.UsageError(str(exc)) from None
     with read_only_session(get_engine()) as session:
         classroom = session.get(Classroom, class_id)
         if classroom is None:
             raise click.UsageError(f"no class {class_id} (see the class list)")
         try:
+            check_class_export(session, classroom, kind, options)
             tables = class_export(session, classroom, kind, options)
         except ServiceError as exc:
             raise click.UsageError(str(exc)) from None
@@ -126,11 +144,20 @@ def _show_progress(tables, count_reviews) -> None:
         bar = {"total": total, "desc": table.name, "unit": " rows", "file": sys.stderr,
                "leave": False}  # fmt: skip
         table.rows = tqdm(table.rows, **bar)
-        # The fast paths write these instead.
-        if table.csv_lines is not None:
-            table.csv_lines = tqdm(table.csv_lines, **bar)
-        if table.xlsx_rows is not None:
-            table.xlsx_rows = tqdm(table.xlsx_rows, **bar)
+        # The fast path writes these instead.
+        if table.finished is not None:
+            table.finished = _counted(table.finished, bar)
+
+
+def _counted(finished, bar):
+    """Wrap a table's finished rows, whichever format is asked, in a tqdm bar."""
+    from tqdm import tqdm
+
+    def counted(file_format, language):
+        rows = finished(file_format, language)
+        return None if rows is None else tqdm(rows, **bar)
+
+    return counted
 
 
 def _write_atomically(path: Path, write) -> None:
@@ -144,7 +171,17 @@ def _write_atomically(path: Path, write) -> None:
     try:
         with os.fdopen(handle, "wb") as target:
             write(target)
+        # mkstemp makes the file private (0600); give it the mode any new
+        # file gets here, as the shell's > would.
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
         raise
+
+
+def _umask() -> int:
+    """The process's file mode mask (reading it means setting it: set it back)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask

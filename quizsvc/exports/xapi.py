@@ -1,22 +1,29 @@
 """xAPI 1.0.3 statements for reviews: what a learning record store (LRS) reads.
 
 One statement per review: "<learner> answered <item>", with the result
-(success, scaled score, the response as typed, the time taken) and the lesson
-as the parent activity. The statement id is a UUID 5 of the service's base URL
-and the review id, so exporting the same review again yields the same id and
-an LRS stores it once. The statement `version` is left out, as the
+(success, scaled score, the response, the time taken) and the lesson as the
+parent activity. Every identifier (the statement id, the actor's account
+home page, the activity ids, the extension keys) derives from one IRI that
+names this quizsvc, fixed for the instance (see quizsvc.exports.instance), not
+from the host a request came through: the statement id is a UUID 5 of that
+IRI and the review id, so exporting the same review again, from the API or the
+command line, yields the same id and an LRS stores it once. The IRIs are
+English and never translated. The statement `version` is left out, as the
 specification asks of statement providers (the LRS fills in 1.0.0).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
+
+from quizsvc.parsing import parse_scalar
 
 ANSWERED = {
     "id": "http://adlnet.gov/expapi/verbs/answered",
@@ -75,7 +82,18 @@ def xapi_timestamp(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _response(interaction_type: str, answer: str) -> str:
+def _response(interaction_type: str, answer: str) -> str | None:
+    """The answer as the interaction type's response pattern has it.
+
+    A numeric response must be a number: the answer as the answer box reads
+    it (fractions, roots, full-width digits), else none at all.
+    """
+    if interaction_type == "numeric":
+        try:
+            value = parse_scalar(answer)
+        except (ValueError, ArithmeticError):
+            return None
+        return _decimal(value) if math.isfinite(value) else None
     if interaction_type in _LIST_RESPONSES and answer.startswith("["):
         try:
             parts = json.loads(answer)
@@ -84,6 +102,12 @@ def _response(interaction_type: str, answer: str) -> str:
         if isinstance(parts, list) and all(isinstance(p, str) for p in parts):
             return "[,]".join(parts)
     return answer
+
+
+def _decimal(value: float) -> str:
+    """A number in plain decimal notation, e.g. 0.7071067811865475, 2, 0.00001."""
+    text = format(Decimal(repr(value)).normalize(), "f")
+    return "0" if text in ("-0", "") else text
 
 
 def review_statement(
@@ -105,7 +129,7 @@ def review_statement(
     misconception: str | None = None,
     permalink: str | None = None,
 ) -> dict[str, Any]:
-    """Build the xAPI statement for one review."""
+    """Build the xAPI statement for one review; `base_url` is the instance IRI."""
     base = base_iri(base_url)
     interaction_type = INTERACTION_TYPES.get(item_type, "other")
     definition: dict[str, Any] = {
@@ -125,8 +149,14 @@ def review_statement(
     if score is not None:
         result["score"] = {"scaled": float(score), "raw": float(score), "min": 0.0,
                            "max": 1.0}  # fmt: skip
+    extensions: dict[str, Any] = {}
     if answer is not None:
-        result["response"] = _response(interaction_type, answer)
+        response = _response(interaction_type, answer)
+        if response is not None:
+            result["response"] = response
+        if interaction_type == "numeric" and response != answer:
+            # What the learner typed, when the number had to be read from it.
+            extensions[f"{base}xapi/typed-response"] = answer
     if duration_ms is not None:
         result["duration"] = iso_duration(duration_ms)
     lesson: dict[str, Any] = {
@@ -136,7 +166,6 @@ def review_statement(
     }
     if lesson_title:
         lesson["definition"]["name"] = _language_map(lesson_title)
-    extensions: dict[str, Any] = {}
     if misconception:
         extensions[f"{base}xapi/misconception"] = misconception
     if permalink:

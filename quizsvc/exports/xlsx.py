@@ -1,22 +1,23 @@
-"""A workbook written directly as a zip of XML parts: the fast XLSX writer.
+"""The XLSX writer: a workbook written directly as a zip of XML parts.
 
-XlsxWriter spends about 160 µs of CPU per exported review; most of it is
-Python work per cell. Here each row arrives as finished `<row>` XML, either
-made by the database (`Table.xlsx_rows`, see quizsvc.services.sqlite_exports)
-or by `row_xml` from typed values, and goes straight into the worksheet part.
-The part is deflated at a low level in a second thread: zlib releases the GIL,
-so compressing overlaps with the database producing the next rows.
+Every sheet of every export, on every database, is written here. Each row
+arrives as finished `<row>` XML, made by `row_xml` from typed values or, for
+the reviews of a SQLite class, by the database (`Table.finished`, see
+quizsvc.exports.sqlite_fast), and goes straight into the worksheet part. The
+part is deflated at a low level in a second thread: zlib releases the GIL, so
+compressing overlaps with producing the next rows. (XlsxWriter, which wrote
+these files before, spent about 160 µs of CPU per exported review, most of it
+Python work per cell; this writer about 4 µs.)
 
-The cells are the ones XlsxWriter writes in constant-memory mode (tests compare
-the two through openpyxl): numbers as `%.16G`, booleans as `t="b"`, datetimes
-as serial numbers in the date style (their wall time), text as inline strings
-with control characters escaped as `_xHHHH_`. Empty values have no cell, as
-in XlsxWriter's files. Each row carries its number (`r`); a cell after an
-empty value carries its reference (OOXML makes it optional for a cell that
-follows the previous column's). The rows are made before their number is
-known, so both hold `ROW`, a character XML cannot carry, which the writer
-replaces with the number. The sheet's `<dimension>` comes from the table's
-row count.
+The cells are the ones XlsxWriter writes in constant-memory mode, so the files
+read as before: numbers as `%.16G`, booleans as `t="b"`, datetimes as serial
+numbers in the date style (their wall time), text as inline strings with
+control characters escaped as `_xHHHH_`. Empty values have no cell. Each row
+carries its number (`r`); a cell after an empty value carries its reference
+(OOXML makes it optional for a cell that follows the previous column's). The
+rows are made before their number is known, so both hold `ROW`, a character
+XML cannot carry, which the writer replaces with the number. The sheet's
+`<dimension>` comes from the table's row count.
 """
 
 from __future__ import annotations
@@ -36,10 +37,13 @@ from quizsvc.exports.tables import Table
 # Excel's limits: rows per sheet (the header included) and UTF-16 units per cell.
 MAX_ROWS = 1_048_576
 MAX_TEXT = 32_767
-# Styles (cellXfs indexes), as XlsxWriter numbers them for write_xlsx.
+# Styles (cellXfs indexes), the first three numbered as XlsxWriter numbered
+# them; a ratio (0 to 1) is shown as a percentage.
 HEADER_STYLE = 1
 DATE_STYLE = 2
+PERCENT_STYLE = 3
 DATE_FORMAT = "yyyy-mm-dd hh:mm:ss"
+PERCENT_FORMAT = "0.0%"
 COMPRESS_LEVEL = 1
 CHUNK_ROWS = 2000
 # Blocks queued for the compressing thread: bounds the memory in flight.
@@ -51,10 +55,13 @@ EMPTY = ""
 TRUE = '<c t="b"><v>1</v></c>'
 FALSE = '<c t="b"><v>0</v></c>'
 _EPOCH = datetime(1899, 12, 31)
-# XlsxWriter's escapes: a literal "_xHHHH_" keeps its underscore as _x005F_, and
-# control characters that XML 1.0 forbids become _xHHHH_.
+# Excel's escapes: control characters that XML 1.0 forbids become _xHHHH_, and
+# a literal "_xHHHH_" keeps its underscore as _x005F_. A carriage return is
+# allowed as a character reference (a literal one would be read as a line
+# feed), which every reader turns back into CR; its _x000D_ escape, which
+# XlsxWriter wrote, came back from openpyxl and pandas as those 7 characters.
 _ESCAPE_LITERAL = re.compile("(_x[0-9a-fA-F]{4}_)")
-_CONTROL = re.compile(r"([\x00-\x08\x0b-\x1f])")
+_CONTROL = re.compile(r"([\x00-\x08\x0b\x0c\x0e-\x1f])")
 _XML_SPECIAL = re.compile("[&<>]")
 
 
@@ -70,6 +77,8 @@ def text_cell(text: str, style: int = 0) -> str:
     preserve = ' xml:space="preserve"' if _edge_space(text) else ""
     if _XML_SPECIAL.search(text):
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if "\r" in text:
+        text = text.replace("\r", "&#13;")
     styled = f' s="{style}"' if style else ""
     return f'<c{styled} t="inlineStr"><is><t{preserve}>{text}</t></is></c>'
 
@@ -119,8 +128,8 @@ def date_cell(moment: datetime) -> str:
     return f'<c s="{DATE_STYLE}"><v>{number_text(excel_serial(moment))}</v></c>'
 
 
-def cell(value: Any) -> str:
-    """One value's cell, typed as XlsxWriter types it."""
+def cell(value: Any, style: int = 0) -> str:
+    """One value's cell, typed as XlsxWriter types it; a number in `style`."""
     kind = type(value)
     if value is None:
         return EMPTY
@@ -128,13 +137,14 @@ def cell(value: Any) -> str:
         return text_cell(value)
     if kind is bool:
         return TRUE if value else FALSE
+    styled = f' s="{style}"' if style else ""
     if kind is int or kind is float:
-        return f"<c><v>{number_text(value)}</v></c>"
+        return f"<c{styled}><v>{number_text(value)}</v></c>"
     if isinstance(value, (datetime, date, time, timedelta)):
         return date_cell(value)
     if isinstance(value, str):
         return text_cell(str(value))
-    return f"<c><v>{number_text(float(value))}</v></c>"
+    return f"<c{styled}><v>{number_text(float(value))}</v></c>"
 
 
 def column_letter(index: int) -> str:
@@ -152,33 +162,39 @@ def referenced(text: str, column: str) -> str:
     return text and f'<c r="{column}{ROW}"' + text[2:]
 
 
-def cell_at(value: Any, column: str) -> str:
+def cell_at(value: Any, column: str, style: int = 0) -> str:
     """One value's cell with its reference, or nothing for an empty value."""
-    return referenced(cell(value), column)
+    return referenced(cell(value, style), column)
 
 
-def cells(values: Iterable[Any], first: int, gap: bool = True) -> str:
+def cells(
+    values: Iterable[Any],
+    first: int,
+    gap: bool = True,
+    styles: Sequence[int] | None = None,
+) -> str:
     """Typed values as the cells from column `first` (0 = A) on.
 
     Empty values have no cell; each cell after a gap carries its reference,
-    the first one too when `gap` says the cell before it is empty.
+    the first one too when `gap` says the cell before it is empty. `styles`
+    holds each value's number style (None: the default for all).
     """
     parts = []
-    for index, value in enumerate(values, first):
-        text = cell(value)
+    for offset, value in enumerate(values):
+        text = cell(value, styles[offset]) if styles else cell(value)
         if not text:
             gap = True
         elif gap:
-            parts.append(referenced(text, column_letter(index)))
+            parts.append(referenced(text, column_letter(first + offset)))
             gap = False
         else:
             parts.append(text)
     return "".join(parts)
 
 
-def row_xml(values: Iterable[Any]) -> str:
+def row_xml(values: Iterable[Any], styles: Sequence[int] | None = None) -> str:
     """A row of typed values as a `<row>` element (its number `ROW`)."""
-    return f'<row r="{ROW}">' + cells(values, 0, gap=False) + "</row>"
+    return f'<row r="{ROW}">' + cells(values, 0, gap=False, styles=styles) + "</row>"
 
 
 # --- the package --------------------------------------------------------------
@@ -194,8 +210,8 @@ _ROOT_RELS = (
 )
 _STYLES = (
     f'{_XML}<styleSheet xmlns="{_MAIN}">'
-    f'<numFmts count="1"><numFmt numFmtId="164" formatCode="{DATE_FORMAT}"/>'
-    "</numFmts>"
+    f'<numFmts count="2"><numFmt numFmtId="164" formatCode="{DATE_FORMAT}"/>'
+    f'<numFmt numFmtId="165" formatCode="{PERCENT_FORMAT}"/></numFmts>'
     '<fonts count="2"><font><sz val="11"/><name val="Calibri"/><family val="2"/>'
     '</font><font><b/><sz val="11"/><name val="Calibri"/><family val="2"/></font>'
     "</fonts>"
@@ -207,15 +223,18 @@ _STYLES = (
     "</borders>"
     '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/>'
     "</cellStyleXfs>"
-    '<cellXfs count="3"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" '
+    '<cellXfs count="4"><xf numFmtId="0" fontId="0" fillId="0" borderId="0" '
     'xfId="0"/><xf numFmtId="0" fontId="1" fillId="2" borderId="0" xfId="0" '
     'applyFont="1" applyFill="1"/><xf numFmtId="164" fontId="0" fillId="0" '
-    'borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>'
+    'borderId="0" xfId="0" applyNumberFormat="1"/><xf numFmtId="165" fontId="0" '
+    'fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/></cellXfs>'
     '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/>'
     "</cellStyles></styleSheet>"
 )
+# The first sheet is the selected one (the workbook opens on it): a second
+# selected sheet would group them, and typing would change both.
 _SHEET_VIEW = (
-    '<sheetViews><sheetView tabSelected="1" workbookViewId="0">'
+    '<sheetViews><sheetView{selected} workbookViewId="0">'
     '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/>'
     '<selection pane="bottomLeft"/></sheetView></sheetViews>'
 )
@@ -230,7 +249,7 @@ def column_width(heading: str) -> float:
     return int((int(width * 7 + 0.5) + 5) / 7 * 256) / 256
 
 
-def _sheet_head(headings: Sequence[str], rows: int) -> str:
+def _sheet_head(headings: Sequence[str], rows: int, selected: bool) -> str:
     """The sheet's XML up to its first data row; `rows` data rows will follow."""
     columns = "".join(
         f'<col min="{i}" max="{i}" width="{column_width(h)}" customWidth="1"/>'
@@ -238,9 +257,10 @@ def _sheet_head(headings: Sequence[str], rows: int) -> str:
     )
     header = "".join(text_cell(h, HEADER_STYLE) for h in headings)
     last = f"{column_letter(len(headings) - 1)}{rows + 1}"
+    view = _SHEET_VIEW.format(selected=' tabSelected="1"' if selected else "")
     return (
         f'{_XML}<worksheet xmlns="{_MAIN}" xmlns:r="{_RELS}">'
-        f'<dimension ref="A1:{last}"/>{_SHEET_VIEW}'
+        f'<dimension ref="A1:{last}"/>{view}'
         f'<sheetFormatPr defaultRowHeight="15"/><cols>{columns}</cols>'
         f'<sheetData><row r="1">{header}</row>'
     )
@@ -252,15 +272,24 @@ _SHEET_TAIL = (
 )
 
 
-def _table_rows(table: Table) -> Iterator[bytes]:
-    """The table's rows as UTF-8 `<row>` XML: the database's when it made them."""
-    if table.xlsx_rows is None:
-        return map(_encoded_row, table)
-    return _chain(map(_encoded_row, table.preamble), table.xlsx_rows)
+def _table_rows(table: Table, language: str) -> Iterator[bytes]:
+    """The table's rows as UTF-8 `<row>` XML: the database's when it made them.
 
+    Values are shown as their columns say in `language`; ratios are numbers
+    in the percent style.
+    """
+    styles = [PERCENT_STYLE if col.type == "ratio" else 0 for col in table.columns]
+    shown = table.shown(language)
 
-def _encoded_row(values: Iterable[Any]) -> bytes:
-    return row_xml(values).encode("utf-8")
+    def encoded(values: Iterable[Any]) -> bytes:
+        if shown is not None:
+            values = shown(tuple(values))
+        return row_xml(values, styles if any(styles) else None).encode("utf-8")
+
+    finished = table.finished_rows("xlsx", language)
+    if finished is None:
+        return map(encoded, table)
+    return _chain(map(encoded, table.preamble), finished)
 
 
 def _chain(first: Iterable[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
@@ -275,7 +304,8 @@ def write_workbook(
 
     A sheet holds Excel's maximum of rows; the rest continue on the next sheet,
     named "<title> (2)" and so on, each with its own header. A table whose
-    `count` is unknown is read into memory first, to write the dimension.
+    `count` (its rows, not counting the preamble) is unknown is read into
+    memory first, to write the dimension.
     """
     names: list[str] = []
     with zipfile.ZipFile(
@@ -284,7 +314,7 @@ def write_workbook(
         for table in tables:
             headings = [col.heading(language) for col in table.columns]
             base = table.sheet_name(language)[:25]
-            part, rows_left = 1, _table_rows(table)
+            part, rows_left = 1, _table_rows(table, language)
             if table.count is None:
                 rows_left = list(rows_left)
                 total = len(rows_left)
@@ -295,7 +325,9 @@ def write_workbook(
                 names.append(base if part == 1 else f"{base} ({part})")
                 path = f"xl/worksheets/sheet{len(names)}.xml"
                 rows = min(total, MAX_ROWS - 1)
-                rows_left = _write_sheet(package, path, headings, rows, rows_left)
+                rows_left = _write_sheet(
+                    package, path, headings, rows, rows_left, selected=not names[1:]
+                )
                 total -= rows
                 part += 1
         _write_fixed_parts(package, names)
@@ -307,6 +339,7 @@ def _write_sheet(
     headings: list[str],
     expected: int,
     rows: Iterator[bytes],
+    selected: bool,
 ) -> Iterator[bytes] | None:
     """Write one sheet's part (`expected` rows for its dimension); return the
     rows that did not fit, if any."""
@@ -316,7 +349,7 @@ def _write_sheet(
         package.open(path, "w", force_zip64=True) as part,
         _Compressor(part) as compressor,
     ):
-        compressor.put(_sheet_head(headings, expected).encode("utf-8"))
+        compressor.put(_sheet_head(headings, expected, selected).encode("utf-8"))
         while room and (chunk := list(islice(rows, min(CHUNK_ROWS, room)))):
             room -= len(chunk)
             compressor.put_rows(chunk, number)

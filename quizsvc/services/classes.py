@@ -42,6 +42,8 @@ MAX_DISPLAY_NAME = 128
 MAX_ROSTER_ROWS = 2000
 # A roster file shows at most this many problems; more would drown the first.
 MAX_ROSTER_ERRORS = 20
+# Student numbers may not start with these (see parse_roster).
+FORMULA_STARTS = "=+-@"
 ROSTER_HEADERS = {"学号", "student number", "student_number", "student id", "number"}
 
 
@@ -510,6 +512,17 @@ def parse_roster(data: bytes | str) -> list[tuple[str, str]]:
             en.append(
                 f"line {line}: a student number has at most {MAX_STUDENT_NUMBER} "
                 f"characters and a name at most {MAX_DISPLAY_NAME}."
+            )
+        elif number[0] in FORMULA_STARTS:
+            # Canvas matches student numbers exactly as written, so its export
+            # cannot guard them against spreadsheets the way other text is.
+            zh.append(
+                f"第 {line} 行：学号 {number} 以 {number[0]} 开头，表格软件会把它"
+                "当成公式；请去掉这个符号。"
+            )
+            en.append(
+                f"line {line}: student number {number} starts with "
+                f"{number[0]!r}, which spreadsheets run as a formula; remove it."
             )
         elif number in seen:
             zh.append(f"第 {line} 行：学号 {number} 与第 {seen[number]} 行重复。")
