@@ -12,6 +12,9 @@ class Defaults:
     SECRET_KEY: str | None = None
     # Forms and JSON bodies are small; a larger request is refused with 413.
     MAX_CONTENT_LENGTH = 256 * 1024
+    # Seconds a client has to send a request's headers (from connecting), and
+    # its body (once the headers are in), before `quizsvc serve` drops it.
+    REQUEST_READ_TIMEOUT = 20
     # The largest matrix side the lab and the checker accept, so one request
     # cannot ask the server for a huge computation.
     MAX_MATRIX_SIDE = 16

@@ -1,7 +1,23 @@
-"""Run the app under gunicorn from `quizsvc serve`."""
+"""Run the app under gunicorn from `quizsvc serve`.
+
+How a request reaches the app
+-----------------------------
+gunicorn's asyncio worker (`asgi`) reads every connection's request line and
+headers in its event loop, and `_BufferedRequests` reads the body there too;
+only a complete request takes one of the worker's application threads, where
+a2wsgi runs the Flask app. A client that sends its request a byte at a time
+costs a socket and a few bytes of memory, never a thread, so a crowd of them
+cannot make learners wait. (gunicorn's `gthread` worker hands a connection to
+a thread at its first byte: 8 slow connections held all 2 x 4 threads.)
+
+A connection must finish its first request's headers within
+`REQUEST_READ_TIMEOUT` seconds (later ones within the keep-alive timeout) and
+send its body within the same time once the headers are in, or it is closed.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import tempfile
@@ -9,11 +25,15 @@ from pathlib import Path
 from typing import Any
 
 import click
+from a2wsgi import WSGIMiddleware
 from gunicorn.app.base import BaseApplication
+from gunicorn.asgi.protocol import ASGIProtocol
+from gunicorn.workers import gasgi
 
 from quizsvc import create_app
 from quizsvc.bank import BankError
 from quizsvc.catalog import sync_into_database
+from quizsvc.config import Defaults
 
 
 class QuizsvcServer(BaseApplication):
@@ -30,7 +50,144 @@ class QuizsvcServer(BaseApplication):
                 self.cfg.set(key, value)
 
     def load(self):
+        app = self.flask_app()
+        return _BufferedRequests(
+            WSGIMiddleware(app, workers=APP_THREADS),
+            probes=WSGIMiddleware(app, workers=PROBE_THREADS),
+            max_body=_setting(app, "MAX_CONTENT_LENGTH"),
+            read_timeout=float(_setting(app, "REQUEST_READ_TIMEOUT")),
+        )
+
+    def flask_app(self):
+        """Create the WSGI app the workers serve."""
         return create_app()
+
+
+def _setting(app: Any, name: str) -> Any:
+    # A bare Flask app (bench/load.py's floor) has quizsvc's defaults.
+    value = app.config.get(name)
+    return getattr(Defaults, name) if value is None else value
+
+
+# Threads per worker that run the app: requests served at the same time.
+APP_THREADS = 4
+# The probes and metrics run on threads of their own, so they answer while
+# every app thread waits on a hung dependency.
+PROBE_THREADS = 2
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
+
+
+class _BufferedRequests:
+    """An ASGI app that reads a request's whole body before the app gets a thread.
+
+    a2wsgi would hand the body to the app as it arrives, so a client that
+    sends it slowly would hold a thread for as long as it likes.
+    """
+
+    def __init__(self, app: Any, *, probes: Any, max_body: int, read_timeout: float):
+        self.app = app
+        self.probes = probes
+        self.max_body = max_body
+        self.read_timeout = read_timeout
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = _content_length(scope)
+        if declared is not None and declared > self.max_body:
+            # Flask refuses it by the header with its own 413 page, unread.
+            return await self.app(scope, _replay([]), send)
+        messages: list[dict] = []
+        size = 0
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    messages.append(message)
+                    size += len(message.get("body", b""))
+                    if size > self.max_body:
+                        return await _plain(send, 413, "Request Entity Too Large")
+                    if not message.get("more_body"):
+                        break
+        except TimeoutError:
+            return await _plain(send, 408, "Request Timeout")
+        app = self.probes if scope["path"] in PROBE_PATHS else self.app
+        return await app(scope, _replay(messages), send)
+
+
+def _content_length(scope: dict) -> int | None:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _replay(messages: list[dict]) -> Any:
+    pending = list(messages) or [{"type": "http.request", "body": b""}]
+
+    async def receive() -> dict:
+        if pending:
+            return pending.pop(0)
+        # The body has been handed over; nothing else will come.
+        await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def _plain(send: Any, status: int, text: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": text.encode() + b"\n"})
+
+
+class _HeaderDeadlineProtocol(ASGIProtocol):
+    """gunicorn's HTTP protocol, closing a connection slow to send its first headers.
+
+    gunicorn bounds the wait for a kept-alive connection's next request
+    (keepalive) but not for the first one.
+    """
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._quizsvc_deadline = self.worker.loop.call_later(
+            self.worker.read_timeout, self._quizsvc_headers_overdue
+        )
+
+    def _quizsvc_headers_overdue(self) -> None:
+        if self.req_count <= 1 and self._current_request is None and not self._closed:
+            # What gunicorn does when a kept-alive connection idles too long.
+            self._keepalive_timeout()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._quizsvc_deadline.cancel()
+        super().connection_lost(exc)
+
+
+class QuizsvcWorker(gasgi.ASGIWorker):
+    """gunicorn's asyncio worker with a deadline for the first request's headers."""
+
+    # Set from REQUEST_READ_TIMEOUT by run_server, before the workers fork.
+    read_timeout = 20.0
+
+    def init_process(self) -> None:
+        # The worker builds its connections from this module-level name; this
+        # process (a forked worker) only.
+        gasgi.ASGIProtocol = _HeaderDeadlineProtocol
+        super().init_process()
 
 
 def _announce(server) -> None:
@@ -71,6 +228,7 @@ def run_server(*, host: str, port: int, workers: int) -> None:
         raise click.UsageError(str(exc)) from None
     from quizsvc import db
 
+    QuizsvcWorker.read_timeout = float(app.config["REQUEST_READ_TIMEOUT"])
     db.prepare_database(app)
     click.echo(f"database: {app.config['DATABASE_URL']}")
     try:
@@ -96,9 +254,10 @@ def gunicorn_options(
     return {
         "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
         "workers": workers,
-        # Threads keep a slow phone connection from holding a whole worker.
-        "worker_class": "gthread",
-        "threads": 4,
+        # The event loop reads requests; only complete ones take a thread.
+        "worker_class": "quizsvc.server.QuizsvcWorker",
+        # The app says when it is ready to serve; no ASGI lifespan events.
+        "asgi_lifespan": "off",
         # quizsvc logs one structured line per request itself (no access log).
         "when_ready": _announce,
         "timeout": 60,
