@@ -41,6 +41,10 @@ class Defaults:
     REMEMBER_COOKIE_HTTPONLY = True
     REMEMBER_COOKIE_SAMESITE = "Lax"
     WTF_CSRF_TIME_LIMIT = None
+    # /readyz: how long it waits for all its checks together (seconds), and
+    # the free space a SQLite database's disk needs to count as writable.
+    READYZ_TIMEOUT = 0.8
+    READYZ_MIN_FREE_MB = 100
     # Who may read /metrics: addresses or networks, comma-separated.
     METRICS_ALLOWED = "127.0.0.1,::1"
     # How many reverse proxies in front of the service set X-Forwarded-*; 0 = none.

@@ -31,6 +31,16 @@ CREATE TABLE IF NOT EXISTS counters (
 """
 
 
+def describe_storage(uri: str) -> str:
+    """Name a storage URI without its password: `redis://host:6379/0`."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("memory", "sqlite"):
+        return f"{parsed.scheme}://{parsed.path}" if parsed.path else uri
+    host = parsed.hostname or ""
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.scheme}://{host}{port}{parsed.path}"
+
+
 class SQLiteStorage(Storage):
     """Fixed-window rate-limit counters in a SQLite file, safe across processes."""
 
