@@ -69,6 +69,9 @@ def configure(app: Flask, test_config: dict[str, Any] | None) -> None:
         app.config["RATELIMIT_STORAGE_URI"] = (
             "memory://" if test_config is not None else f"sqlite:///{counters}"
         )
+    from quizsvc import ratelimits
+
+    ratelimits.configure(app)
 
 
 def _instance_secret_key(instance: Path) -> str:

@@ -29,6 +29,18 @@ class Defaults:
     # several servers share the counters.
     RATELIMIT_STORAGE_URI: str | None = None
     RATELIMIT_HEADERS_ENABLED = True
+    # When the counters' storage (Redis, or the SQLite file on a full disk)
+    # fails, each worker counts in its own memory until the storage answers
+    # again (checked after 1, 2, 4 ... 32 s), so signing in keeps working; the
+    # log and /readyz say so. False fails closed: sign-in and registration are
+    # refused while the storage is down.
+    RATELIMIT_IN_MEMORY_FALLBACK_ENABLED = True
+    # Seconds the counters' storage may take to connect or answer (Redis
+    # socket timeouts, SQLite busy timeout) before the fallback takes over. A
+    # hung Redis holds a worker's first sign-in twice this long (the count
+    # that failed, then Flask-Limiter asks whether it is back), later ones at
+    # most this long when it asks again.
+    RATELIMIT_STORAGE_TIMEOUT = 0.5
     # Counted per client address over the web form and the API together.
     LOGIN_RATE_LIMIT = "10 per minute;50 per hour"
     # A class behind one school address registers at once: room for that.
