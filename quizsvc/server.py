@@ -34,6 +34,13 @@ from quizsvc import create_app
 from quizsvc.bank import BankError
 from quizsvc.catalog import sync_into_database
 from quizsvc.config import Defaults
+from quizsvc.startup import (
+    ENVIRONMENT_ERRORS,
+    StartupError,
+    check_database_reachable,
+    safe_url,
+)
+from quizsvc.startup import explain as explain_start
 
 
 class QuizsvcServer(BaseApplication):
@@ -217,25 +224,33 @@ def _forget_worker_metrics(server, worker) -> None:
 
 
 def run_server(*, host: str, port: int, workers: int) -> None:
-    """Prepare the database and serve until interrupted."""
+    """Prepare the database and serve until interrupted.
+
+    A machine that cannot run the service (a full disk, an instance folder it
+    may not write, a database it cannot reach) ends the start with one line
+    saying so and exit status 2, leaving nothing of this run behind.
+    """
     # Workers share their metrics through files in a directory of this run
     # only (quizsvc.metrics); it must be set before prometheus_client loads.
-    metrics_dir = tempfile.mkdtemp(prefix="quizsvc-metrics-")
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     try:
-        app = create_app()
-    except ValueError as exc:  # a setting with a value it cannot take
-        raise click.UsageError(str(exc)) from None
-    from quizsvc import db
+        metrics_dir = tempfile.mkdtemp(prefix="quizsvc-metrics-")
+    except OSError:
+        raise StartupError(
+            explain_start(OSError(), [Path(tempfile.gettempdir())])
+        ) from None
+    from quizsvc.app import default_instance_path
 
-    QuizsvcWorker.read_timeout = float(app.config["REQUEST_READ_TIMEOUT"])
-    db.prepare_database(app)
-    click.echo(f"database: {app.config['DATABASE_URL']}")
+    instance = Path(default_instance_path())
+    instance_existed = instance.exists()
     try:
-        report = sync_into_database(app)
-    except BankError as exc:
-        raise click.ClickException(f"the question bank is invalid:\n{exc}") from None
-    click.echo("question bank: " + "; ".join(report.lines()))
+        app = _prepare(metrics_dir)
+    except BaseException:
+        shutil.rmtree(metrics_dir, ignore_errors=True)
+        if not instance_existed:
+            # A folder this start made holds nothing but what it wrote: a key
+            # no session uses yet, counters, a database with no learner.
+            shutil.rmtree(instance, ignore_errors=True)
+        raise
     QuizsvcServer(
         {
             **gunicorn_options(
@@ -245,6 +260,40 @@ def run_server(*, host: str, port: int, workers: int) -> None:
             "on_exit": lambda server: shutil.rmtree(metrics_dir, ignore_errors=True),
         }
     ).run()
+
+
+def _prepare(metrics_dir: str):
+    """Create the app, bring its database up to date and sync the question bank."""
+    from quizsvc import db
+    from quizsvc.app import default_instance_path
+
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    folders = [Path(default_instance_path())]
+    try:
+        app = create_app()
+        folders = [Path(app.instance_path), *_sqlite_folder(app)]
+        QuizsvcWorker.read_timeout = float(app.config["REQUEST_READ_TIMEOUT"])
+        check_database_reachable(app.config["DATABASE_URL"])
+        db.prepare_database(app)
+        click.echo(f"database: {safe_url(app.config['DATABASE_URL'])}")
+        report = sync_into_database(app)
+    except ValueError as exc:  # a setting with a value it cannot take
+        raise click.UsageError(str(exc)) from None
+    except BankError as exc:
+        raise click.ClickException(f"the question bank is invalid:\n{exc}") from None
+    except ENVIRONMENT_ERRORS as exc:
+        raise StartupError(explain_start(exc, folders)) from None
+    click.echo("question bank: " + "; ".join(report.lines()))
+    return app
+
+
+def _sqlite_folder(app) -> list[Path]:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(app.config["DATABASE_URL"])
+    if url.get_backend_name() == "sqlite" and url.database not in (None, ":memory:"):
+        return [Path(url.database).resolve().parent]
+    return []
 
 
 def gunicorn_options(
