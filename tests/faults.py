@@ -24,6 +24,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager, suppress
@@ -232,15 +233,21 @@ class PrivatePostgres:
 
 
 @contextmanager
-def private_postgres(folder: Path) -> Iterator[PrivatePostgres]:
-    cluster = PrivatePostgres(folder)
-    cluster.init()
-    cluster.start()
+def private_postgres() -> Iterator[PrivatePostgres]:
+    # A folder of its own in the system's temporary folder: the postgres user
+    # must reach it, and pytest's folders are the test runner's only (0700).
+    folder = Path(tempfile.mkdtemp(prefix="quizsvc-pg-"))
     try:
-        yield cluster
+        cluster = PrivatePostgres(folder)
+        cluster.init()
+        cluster.start()
+        try:
+            yield cluster
+        finally:
+            with suppress(subprocess.CalledProcessError):
+                cluster.stop("immediate")
     finally:
-        with suppress(subprocess.CalledProcessError):
-            cluster.stop("immediate")
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
