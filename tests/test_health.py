@@ -91,6 +91,35 @@ def test_readyz_is_not_ready_while_another_process_holds_the_write_lock(tmp_path
     assert client.get("/readyz").status_code == 200
 
 
+def test_readyz_is_ready_while_writers_keep_the_lock_busy_and_committing(tmp_path):
+    """A database whose lock passes from writer to writer is busy, not stuck."""
+    path = tmp_path / "quizsvc.sqlite3"
+    with sqlite3.connect(path) as setup:
+        setup.execute("CREATE TABLE answers (n INTEGER)")
+    app = app_on(f"sqlite:///{path}", READYZ_TIMEOUT=0.4)
+    stop = threading.Event()
+
+    def writer() -> None:
+        connection = sqlite3.connect(path, timeout=5, isolation_level=None)
+        while not stop.is_set():
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute("INSERT INTO answers VALUES (1)")
+            time.sleep(0.05)  # holds the lock far longer than it leaves it free
+            connection.execute("COMMIT")
+        connection.close()
+
+    busy = threading.Thread(target=writer)
+    busy.start()
+    try:
+        time.sleep(0.1)
+        response = app.test_client().get("/readyz")
+    finally:
+        stop.set()
+        busy.join()
+    assert response.status_code == 200, response.json
+    assert response.json["checks"]["database"]["status"] == "ok"
+
+
 def test_readyz_is_not_ready_on_a_read_only_postgresql(database_url):
     if not database_url.startswith("postgresql"):
         pytest.skip("a read-only server is a PostgreSQL state")
