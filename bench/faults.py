@@ -380,6 +380,19 @@ def main() -> None:
             f"server log: {len(log.splitlines())} lines, "
             f"{log.count('Traceback')} tracebacks"
         )
+        for error in sorted(set(_traceback_ends(log)))[:5]:
+            print(f"  e.g. {error}")
+
+
+def _traceback_ends(log: str):
+    """The exception line that ends each traceback in a log."""
+    lines = log.splitlines()
+    for number, line in enumerate(lines):
+        if line.startswith("Traceback"):
+            for later in lines[number + 1 :]:
+                if later and not later.startswith((" ", "Traceback")):
+                    yield later[:200]
+                    break
 
 
 if __name__ == "__main__":

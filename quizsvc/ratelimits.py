@@ -48,6 +48,14 @@ CREATE TABLE IF NOT EXISTS counters (
 def configure(app: Any) -> None:
     """Bound the storage's waits and log its outages (the app's settings are final)."""
     bound_storage_waits(app.config)
+    # Flask-Limiter switches to its fallback on the first failure only: a
+    # request that failed at the same moment in another thread raised, a
+    # 500. Swallowing those lets it through uncounted instead. Only with the
+    # fallback on: failing closed must stay closed.
+    app.config.setdefault(
+        "RATELIMIT_SWALLOW_ERRORS",
+        bool(app.config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"]),
+    )
     logger = logging.getLogger(FLASK_LIMITER_LOGGER)
     logger.setLevel(logging.INFO)
     if not app.testing and not any(

@@ -36,6 +36,7 @@ from quizsvc import db
 from quizsvc.ratelimits import describe_storage
 
 OK, WARNING, ERROR, TIMEOUT = "ok", "fallback", "error", "timeout"
+_FALLBACK = "each worker counts sign-ins in its own memory until it does"
 
 
 @dataclass
@@ -137,7 +138,14 @@ def check_readiness(app: Flask) -> Readiness:
         "database": _probe(app, "database").start(lambda: check_database(app)),
         "rate_limits": _probe(app, "rate_limits").start(lambda: check_rate_limits(app)),
     }
-    return Readiness({name: wait(deadline) for name, wait in waits.items()})
+    checks = {name: wait(deadline) for name, wait in waits.items()}
+    limits = checks["rate_limits"]
+    if limits["status"] == TIMEOUT and app.config.get(
+        "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"
+    ):
+        # A hung storage is a failing one: the workers count in memory.
+        limits.update(status=WARNING, message=f"{limits['message']}: {_FALLBACK}")
+    return Readiness(checks)
 
 
 def check_database(app: Flask) -> Check:
@@ -222,12 +230,7 @@ def check_rate_limits(app: Flask) -> Check:
         return Check(OK, details)
     if app.config.get("RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"):
         return Check(
-            WARNING,
-            {
-                **details,
-                "message": "the storage does not answer: each worker counts "
-                "sign-ins in its own memory until it does",
-            },
+            WARNING, {**details, "message": f"the storage does not answer: {_FALLBACK}"}
         )
     return Check(
         ERROR,

@@ -192,3 +192,31 @@ def test_readyz_reports_rate_limit_storage_down(tmp_path, fallback):
     else:
         assert response.status_code == 503
         assert limits["status"] == "error"
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_readyz_counts_a_hung_rate_limit_storage_as_failing(
+    app, tmp_path, monkeypatch, fallback
+):
+    """A storage that does not answer in time is down: a warning, or 503 if closed."""
+    sqlite3.connect(tmp_path / "quizsvc.sqlite3").close()
+    release = threading.Event()
+
+    def hang(_app):
+        release.wait(30)
+        return readiness.Check(readiness.OK)
+
+    monkeypatch.setattr(readiness, "check_rate_limits", hang)
+    app.config.update(READYZ_TIMEOUT=0.3, RATELIMIT_IN_MEMORY_FALLBACK_ENABLED=fallback)
+    try:
+        response = app.test_client().get("/readyz")
+    finally:
+        release.set()
+    limits = response.json["checks"]["rate_limits"]
+    if fallback:
+        assert response.status_code == 200
+        assert limits["status"] == "fallback"
+        assert "memory" in limits["message"]
+    else:
+        assert response.status_code == 503
+        assert limits["status"] == "timeout"
