@@ -70,6 +70,7 @@ class Record:
         self.rows: list[tuple[float, float, str, int]] = []
         self.acks: list[tuple[str, int]] = []  # (idempotency key, review id)
         self.keys_tried: set[str] = set()
+        self.not_ready: collections.Counter[str] = collections.Counter()
 
     def add(self, started: float, kind: str, status: int) -> None:
         with self.lock:
@@ -146,7 +147,19 @@ def poller(base, record, stop, kind, method, path, pause, body=None):
         while not stop.is_set():
             number += 1
             payload = body(number) if callable(body) else body
-            request(client, record, kind, method, path, json=payload)
+            response = request(client, record, kind, method, path, json=payload)
+            if (
+                kind == "readyz"
+                and response is not None
+                and response.status_code == 503
+            ):
+                failing = {
+                    name: check.get("message", check["status"])[:80]
+                    for name, check in response.json()["checks"].items()
+                    if check["status"] not in ("ok", "fallback")
+                }
+                with record.lock:
+                    record.not_ready[str(failing)] += 1
             time.sleep(pause)
 
 
@@ -200,6 +213,8 @@ def summarize(record: Record, fault_at: float, healed_at: float, end: float) -> 
         f"longest request overall: {longest[2]} "
         f"{longest[1] - longest[0]:.2f} s (status {longest[3]})"
     )
+    for reason, count in record.not_ready.most_common(3):
+        print(f"  /readyz 503 x{count}: {reason}")
     answers_after = sorted(
         r[1]
         for r in record.rows
