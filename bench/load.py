@@ -195,7 +195,7 @@ def serve_floor(workers: int, instance: str) -> None:
     from quizsvc.server import QuizsvcServer, gunicorn_options
 
     class FloorServer(QuizsvcServer):
-        def load(self):
+        def flask_app(self):
             return floor_app()
 
     FloorServer(

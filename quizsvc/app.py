@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,11 @@ def create_data_app(test_config: dict[str, Any] | None = None) -> Flask:
     return app
 
 
+def default_instance_path() -> str:
+    """The instance folder create_app would use (it may not exist yet)."""
+    return _new_app().instance_path
+
+
 def _new_app() -> Flask:
     return Flask(
         __name__,
@@ -69,6 +75,9 @@ def configure(app: Flask, test_config: dict[str, Any] | None) -> None:
         app.config["RATELIMIT_STORAGE_URI"] = (
             "memory://" if test_config is not None else f"sqlite:///{counters}"
         )
+    from quizsvc import ratelimits
+
+    ratelimits.configure(app)
 
 
 def _instance_secret_key(instance: Path) -> str:
@@ -79,11 +88,23 @@ def _instance_secret_key(instance: Path) -> str:
     try:
         return path.read_text().strip()
     except FileNotFoundError:
-        key = secrets.token_hex(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        pass
+    # Written whole under another name, then linked into place: a full disk
+    # leaves no empty key behind, and of two servers starting at once the
+    # second takes the first one's key.
+    key = secrets.token_hex(32)
+    fd, draft = tempfile.mkstemp(dir=instance, prefix=".secret_key-")
+    try:
         with os.fdopen(fd, "w") as handle:
             handle.write(key)
-        return key
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(draft, path)
+    except FileExistsError:
+        return path.read_text().strip()
+    finally:
+        os.unlink(draft)
+    return key
 
 
 def register_extensions(app: Flask) -> None:

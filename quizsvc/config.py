@@ -12,6 +12,9 @@ class Defaults:
     SECRET_KEY: str | None = None
     # Forms and JSON bodies are small; a larger request is refused with 413.
     MAX_CONTENT_LENGTH = 256 * 1024
+    # Seconds a client has to send a request's headers (from connecting), and
+    # its body (once the headers are in), before `quizsvc serve` drops it.
+    REQUEST_READ_TIMEOUT = 20
     # The largest matrix side the lab and the checker accept, so one request
     # cannot ask the server for a huge computation.
     MAX_MATRIX_SIDE = 16
@@ -26,6 +29,18 @@ class Defaults:
     # several servers share the counters.
     RATELIMIT_STORAGE_URI: str | None = None
     RATELIMIT_HEADERS_ENABLED = True
+    # When the counters' storage (Redis, or the SQLite file on a full disk)
+    # fails, each worker counts in its own memory until the storage answers
+    # again (checked after 1, 2, 4 ... 32 s), so signing in keeps working; the
+    # log and /readyz say so. False fails closed: sign-in and registration are
+    # refused while the storage is down.
+    RATELIMIT_IN_MEMORY_FALLBACK_ENABLED = True
+    # Seconds the counters' storage may take to connect or answer (Redis
+    # socket timeouts, SQLite busy timeout) before the fallback takes over. A
+    # hung Redis holds a worker's first sign-in twice this long (the count
+    # that failed, then Flask-Limiter asks whether it is back), later ones at
+    # most this long when it asks again.
+    RATELIMIT_STORAGE_TIMEOUT = 0.5
     # Counted per client address over the web form and the API together.
     LOGIN_RATE_LIMIT = "10 per minute;50 per hour"
     # A class behind one school address registers at once: room for that.
@@ -38,6 +53,10 @@ class Defaults:
     REMEMBER_COOKIE_HTTPONLY = True
     REMEMBER_COOKIE_SAMESITE = "Lax"
     WTF_CSRF_TIME_LIMIT = None
+    # /readyz: how long it waits for all its checks together (seconds), and
+    # the free space a SQLite database's disk needs to count as writable.
+    READYZ_TIMEOUT = 0.8
+    READYZ_MIN_FREE_MB = 100
     # Who may read /metrics: addresses or networks, comma-separated.
     METRICS_ALLOWED = "127.0.0.1,::1"
     # How many reverse proxies in front of the service set X-Forwarded-*; 0 = none.

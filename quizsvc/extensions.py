@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import current_app
+from flask import current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
@@ -15,6 +15,17 @@ csrf = CSRFProtect()
 # Storage comes from RATELIMIT_STORAGE_URI: a SQLite file all workers of one
 # machine share by default, a Redis URL when several servers must share them.
 limiter = Limiter(key_func=get_remote_address)
+# Requests that never touch the counters' storage.
+PROBE_ENDPOINTS = frozenset({"health.healthz", "health.readyz", "metrics.metrics"})
+
+
+@limiter.request_filter
+def _is_probe() -> bool:
+    # Otherwise Flask-Limiter, while its storage is down, asks it whether it
+    # is back on any request, and a hung Redis would hold a probe that long.
+    return request.endpoint in PROBE_ENDPOINTS
+
+
 # One counter per limit for the web form and the API together.
 login_limit = limiter.shared_limit(
     lambda: current_app.config["LOGIN_RATE_LIMIT"], scope="login", methods=["POST"]

@@ -9,18 +9,32 @@ workers count together. Several machines share counters through Redis instead
 
 Importing this module registers the `sqlite` scheme with `limits`:
 `sqlite:////abs/path/ratelimits.sqlite3`.
+
+When the storage fails (Redis stopped or hung, the SQLite file on a full disk),
+Flask-Limiter's in-memory fallback counts in each worker's memory, with a
+warning in the log, until the storage answers again: signing in keeps working
+with limits per worker instead of per deployment. Its waits are bounded by
+RATELIMIT_STORAGE_TIMEOUT, so a hung Redis delays a login by that much once
+per worker, not for as long as it hangs. RATELIMIT_IN_MEMORY_FALLBACK_ENABLED
+= False fails closed instead.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import sqlite3
+import sys
 import threading
 import time
 from typing import Any
 from urllib.parse import urlparse
 
 from limits.storage import Storage
+
+# Flask-Limiter reports its storage falling over and coming back here.
+FLASK_LIMITER_LOGGER = "flask-limiter"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS counters (
@@ -29,6 +43,80 @@ CREATE TABLE IF NOT EXISTS counters (
     expires_at REAL NOT NULL
 )
 """
+
+
+def configure(app: Any) -> None:
+    """Bound the storage's waits and log its outages (the app's settings are final)."""
+    bound_storage_waits(app.config)
+    # Flask-Limiter switches to its fallback on the first failure only: a
+    # request that failed at the same moment in another thread raised, a
+    # 500. Swallowing those lets it through uncounted instead. Only with the
+    # fallback on: failing closed must stay closed.
+    app.config.setdefault(
+        "RATELIMIT_SWALLOW_ERRORS",
+        bool(app.config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"]),
+    )
+    logger = logging.getLogger(FLASK_LIMITER_LOGGER)
+    logger.setLevel(logging.INFO)
+    if not app.testing and not any(
+        isinstance(h, _StorageEventHandler) for h in logger.handlers
+    ):
+        # Flask-Limiter only adds a NullHandler: its "falling back to
+        # in-memory storage" and "recovered" would be lost.
+        logger.addHandler(
+            _StorageEventHandler(describe_storage(app.config["RATELIMIT_STORAGE_URI"]))
+        )
+
+
+class _StorageEventHandler(logging.StreamHandler):
+    """Print Flask-Limiter's storage events as JSON lines beside the request log."""
+
+    def __init__(self, storage: str):
+        super().__init__(sys.stderr)
+        self.storage = storage
+
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(
+            {
+                "event": "rate_limit_storage",
+                "level": record.levelname.lower(),
+                "storage": self.storage,
+                "message": record.getMessage(),
+            }
+        )
+
+
+def bound_storage_waits(config: dict[str, Any]) -> None:
+    """Bound the storage's connect, read and lock waits by RATELIMIT_STORAGE_TIMEOUT.
+
+    Options set in RATELIMIT_STORAGE_OPTIONS win.
+    """
+    seconds = float(config["RATELIMIT_STORAGE_TIMEOUT"])
+    scheme = urlparse(config["RATELIMIT_STORAGE_URI"]).scheme
+    options = dict(config.get("RATELIMIT_STORAGE_OPTIONS") or {})
+    if scheme.startswith("redis"):
+        from redis.backoff import NoBackoff
+        from redis.retry import Retry
+
+        # Without them redis-py waits for a hung server for as long as it hangs.
+        options.setdefault("socket_connect_timeout", seconds)
+        options.setdefault("socket_timeout", seconds)
+        # redis-py tries 3 more times by default, with growing pauses: a hung
+        # Redis would hold a sign-in 4 timeouts and more instead of one.
+        options.setdefault("retry", Retry(NoBackoff(), 0))
+    elif scheme == "sqlite":
+        options.setdefault("timeout", seconds)
+    config["RATELIMIT_STORAGE_OPTIONS"] = options
+
+
+def describe_storage(uri: str) -> str:
+    """Name a storage URI without its password: `redis://host:6379/0`."""
+    parsed = urlparse(uri)
+    if parsed.scheme in ("memory", "sqlite"):
+        return f"{parsed.scheme}://{parsed.path}" if parsed.path else uri
+    host = parsed.hostname or ""
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.scheme}://{host}{port}{parsed.path}"
 
 
 class SQLiteStorage(Storage):
