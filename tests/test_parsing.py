@@ -76,6 +76,34 @@ def test_a_format_error_names_where_and_what(text, fragment, row, col):
     assert error.messages["zh-CN"].startswith("Q：")
 
 
+@pytest.mark.parametrize(
+    ("read", "code", "params"),
+    [
+        (lambda: parse_value("1/0"), "division_by_zero", {}),
+        (lambda: parse_value("foo"), "unknown_name", {"token": "foo"}),
+        (
+            lambda: parse_matrix("[[1, 2], [3]]", "K"),
+            "matrix.ragged",
+            {"row": 2, "width": 1, "other_row": 1, "other_width": 2, "name": "K"},
+        ),
+        (
+            lambda: parse_matrix("[[1, 1/0]]", "S", parse_value),
+            "matrix.bad_entry",
+            {"row": 1, "col": 2, "entry": "1/0", "reason": "division_by_zero"},
+        ),
+    ],
+)
+def test_an_error_carries_a_code_and_params_beside_its_messages(read, code, params):
+    """Can an edge tell errors apart by code, without reading the English text?"""
+    with pytest.raises((ExpressionError, MatrixFormatError)) as caught:
+        read()
+    error = caught.value
+    assert error.code == code
+    assert params.items() <= error.params.items()
+    assert error.messages["en"] == str(error)
+    assert error.messages["zh-CN"] != error.messages["en"]
+
+
 def test_a_too_long_input_is_refused_before_it_is_read():
     """Is a huge paste rejected with a message rather than parsed?"""
     with pytest.raises(MatrixFormatError, match="too long"):
