@@ -9,10 +9,12 @@ problems as a list of `Problem(path, line, message)`, and `lint` the warnings
 (cues that let a learner guess) in the same form. `check_answer` grades a
 typed answer to a choice, numeric, cloze or ordering question.
 
-The package has one module per concern: `model` (the loaded objects), `locate`
-(finding a key's line in a TOML file), `read` (reading and validating files),
-`lint` (wording checks: guessable cues and house style) and `check` (checking
-typed answers, with the equivalence policy for cloze answers).
+The package has one module per concern: `model` (the loaded objects), `read`
+(the folders, lessons, skills and notes, and what spans files), `source` (one
+TOML file and its problems, located by `locate`), `items` (one reader per
+question type; numeric answers in `numeric`), `lint` (wording checks:
+guessable cues and house style) and `check` (checking typed answers, with the
+equivalence policy for cloze answers).
 
 Pure standard library and NumPy (plus the other pure core modules): the
 database sync and the web drill build on this, never the other way round.
