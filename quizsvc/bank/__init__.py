@@ -13,14 +13,15 @@ The package has one module per concern: `model` (the loaded objects), `read`
 (the folders, lessons, skills and notes, and what spans files), `source` (one
 TOML file and its problems, located by `locate`), `items` (one reader per
 question type; numeric answers in `numeric`), `lint` (wording checks:
-guessable cues and house style) and `check` (checking typed answers, with the
-equivalence policy for cloze answers).
+guessable cues and house style), `answers` (checking typed answers) and
+`equivalence` (the policy that says which spellings are one answer).
 
 Pure standard library and NumPy (plus the other pure core modules): the
 database sync and the web drill build on this, never the other way round.
 """
 
-from quizsvc.bank.check import canonical_answer, check_answer, format_answer
+from quizsvc.bank.answers import check_answer, format_answer
+from quizsvc.bank.equivalence import canonical_answer
 from quizsvc.bank.model import (
     CHECKABLE_TYPES,
     DEFAULT_PATH,

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from quizsvc.bank.check import canonical_answer
+from quizsvc.bank.equivalence import canonical_answer
 from quizsvc.bank.markup import notation_problems
 from quizsvc.bank.model import LANGUAGES
 
