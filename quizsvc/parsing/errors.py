@@ -104,6 +104,39 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "第 {row} 行有 {width} 个数，而第 {other_row} 行有 {other_width} 个；"
         "每一行的个数必须相同",
     ),
+    "matrix.unclosed_row": (
+        "row {row}: the '[' that opens it is never closed; add ']' after column {col}",
+        "第 {row} 行：开头的“[”没有闭合；请在第 {col} 列之后补上“]”",
+    ),
+    "matrix.unclosed_matrix": (
+        "row {row}, column {col}: the '[' that opens the matrix is never closed; "
+        "add ']' at the end",
+        "第 {row} 行第 {col} 列：矩阵开头的“[”没有闭合；请在末尾补上“]”",
+    ),
+    "matrix.extra_bracket": (
+        "row {row}, column {col}: this ']' closes no '['; remove it",
+        "第 {row} 行第 {col} 列：这个“]”没有对应的“[”；请删掉它",
+    ),
+    "matrix.empty_cell": (
+        "row {row}, column {col} is empty (nothing between two separators); "
+        "write its number or remove a comma",
+        "第 {row} 行第 {col} 列是空的（两个分隔符之间什么也没有）；"
+        "请补上这个数，或删掉多余的逗号",
+    ),
+    "matrix.trailing_separator": (
+        "row {row} ends with a separator after column {col}; remove it or write "
+        "the missing number",
+        "第 {row} 行在第 {col} 列之后多了一个分隔符；请删掉它，或补上缺的数",
+    ),
+    "matrix.empty_row": (
+        "row {row} is empty; write its numbers or remove the separator that starts it",
+        "第 {row} 行是空的；请填上这一行的数，或删掉多出来的分隔符",
+    ),
+    "matrix.loose_entry": (
+        "row {row}: {entry!r} stands outside the brackets of any row; put every "
+        "row in its own [ ]",
+        "第 {row} 行：“{entry}”不在任何一行的方括号里；每一行都要写在自己的 [ ] 里",
+    ),
     "matrix.empty_rows": (
         "rows are empty; type a matrix such as [[1, 0]]",
         "行是空的；请填写矩阵，例如 [[1, 0]]",

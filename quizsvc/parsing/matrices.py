@@ -4,69 +4,19 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from quizsvc.parsing.errors import ExpressionError, MatrixFormatError
+from quizsvc.parsing.layout import rows_of_text
 from quizsvc.parsing.spelling import normalize_text
 from quizsvc.parsing.values import parse_number, parse_value
 
 MAX_INPUT_CHARS = 20_000
 
 Number = Callable[[Any], float]
-
-_BINARY_TAIL = tuple("+-*/^(√×·÷")
-_BINARY_HEAD = tuple("*/^)×·÷")
-
-
-def _split_top_level(text: str, separators: str) -> list[str]:
-    """Split at separators outside parentheses, dropping empty pieces."""
-    pieces, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(depth - 1, 0)
-        elif depth == 0 and char in separators:
-            pieces.append(text[start:index])
-            start = index + 1
-    pieces.append(text[start:])
-    return [p.strip() for p in pieces if p.strip()]
-
-
-def _split_row(row: str) -> list[str]:
-    """Split one row into entries: commas always separate, spaces as in MATLAB."""
-    if "(" not in row and not any(op in row for op in " +*/^"):
-        return [t for t in re.split(r"[,\s]+", row.strip()) if t]
-    entries: list[str] = []
-    for part in _split_top_level(row, ","):
-        merged: list[str] = []
-        for piece in _split_top_level(part, " \t\r\f\v"):
-            # "1 - 2" is one entry, "1 -2" two, as MATLAB reads them.
-            if merged and (
-                merged[-1].endswith(_BINARY_TAIL)
-                or piece.startswith(_BINARY_HEAD)
-                or piece in ("+", "-")
-            ):
-                merged[-1] += " " + piece
-            else:
-                merged.append(piece)
-        entries.extend(merged)
-    return entries
-
-
-def _rows_from_text(text: str) -> list[list[str]]:
-    stripped = text.strip()
-    if stripped.startswith("[") and stripped.endswith("]"):
-        stripped = stripped[1:-1]
-    # MATLAB separates rows with ';', people also use one row per line; a row
-    # may itself be wrapped in brackets ("[1, 2], [3, 4]").
-    stripped = re.sub(r"\]\s*,?\s*\[", ";", stripped).replace("[", "").replace("]", "")
-    rows = [r for r in re.split(r"[;\n]", stripped) if r.strip()]
-    return [_split_row(r) for r in rows]
 
 
 def _rows_from_value(value: Any, name: str) -> list[list[Any]]:
@@ -122,10 +72,10 @@ def parse_matrix(
         try:
             decoded = json.loads(text)
         except (ValueError, RecursionError):
-            rows: list[list[Any]] = _rows_from_text(text)
+            rows: list[list[Any]] = rows_of_text(text, name)
         else:
             if isinstance(decoded, str):
-                rows = _rows_from_text(normalize_text(decoded))
+                rows = rows_of_text(normalize_text(decoded), name)
             else:
                 rows = _rows_from_value(decoded, name)
     else:
