@@ -205,7 +205,9 @@ def test_undefined_spellings_are_nan(text):
         ("ln(0)", "positive"),
         ("x" * 300, "too long"),
         ("(" * 45 + "1" + ")" * 45, "nested too deeply"),
-        ("-" * 60 + "1", "nested too deeply"),
+        ("-(" * 30 + "1" + ")" * 30, "nested too deeply"),
+        ("--1", "two signs in a row"),
+        ("1 - -2", "two signs in a row"),
         ("1 @ 2", "unexpected character"),
     ],
 )
@@ -360,11 +362,21 @@ _PLAIN_NUMBERS = st.one_of(
 @example([[float("nan")], [float("nan")]], 3)  # a lone undefined entry: its row
 @example([[1, 2], [3, 4]], None)
 @example([[float("nan")]], 2)  # one undefined row, brackets or not, fills the width
+@example([[0], [float("nan")]], 2)  # a short row beside a filled one: both refuse
 def test_rows_of_plain_numbers_read_as_the_general_path_reads_them(rows, width):
     """Do JSON rows of numbers, read at once, equal them read entry by entry?"""
     as_text = [[repr(float(x)) for x in row] for row in rows]
-    fast = parse_matrix(rows, "A", parse_value, width=width)
-    slow = parse_matrix(as_text, "A", parse_value, width=width)
+
+    def outcome(value):
+        try:
+            return parse_matrix(value, "A", parse_value, width=width)
+        except MatrixFormatError as exc:
+            return (exc.code, exc.row, exc.col)
+
+    fast, slow = outcome(rows), outcome(as_text)
+    if isinstance(fast, tuple) or isinstance(slow, tuple):
+        assert fast == slow
+        return
     np.testing.assert_array_equal(fast, slow)
     if len(rows) == 1:  # a single row may come without its brackets
         bare = parse_matrix(rows[0], "A", parse_value, width=width)

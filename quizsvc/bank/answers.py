@@ -14,32 +14,19 @@ import re
 from typing import Any
 
 from quizsvc.bank.equivalence import canonical_answer, exact_number
-from quizsvc.bank.model import AnswerCheck, Question, is_number
-from quizsvc.parsing import ExpressionError, normalize_text, parse_expression
+from quizsvc.bank.model import AnswerCheck, Question, is_number, within_tolerance
+from quizsvc.parsing import ExpressionError, normalize_text, parse_scalar
+from quizsvc.parsing.spelling import looks_like_chinese_number
 
 __all__ = ["check_answer", "format_answer"]
 
-# NFKC spells ½ as 1⁄2, with a fraction slash the expression parser does not read.
-_FRACTION_SLASH = "\u2044"
-_COUNT_WORD = re.compile(r"(?<=[\d)])\s*个$")  # "6 个": six of something
-_DOUBLED_SIGN = re.compile(r"[-+]\s*[-+]")
-
 
 def _parse_number_answer(text: str) -> float | None:
-    """Read a typed number with the one expression parser (`6/√2`, `1/sqrt(2)`)."""
-    cleaned = normalize_text(text).replace(_FRACTION_SLASH, "/").strip()
-    # "15 个" counts fifteen things: the measure word is not part of the number.
-    cleaned = _COUNT_WORD.sub("", cleaned.lstrip("≈~=")).strip()
-    percent = cleaned.endswith("%")
-    cleaned = cleaned.rstrip("%").strip()
-    # A doubled sign ("--1") is a slip of the keyboard, not a sum to simplify.
-    if not cleaned or _DOUBLED_SIGN.search(cleaned):
-        return None
+    """Read a typed number as every answer box does (None if it is no number)."""
     try:
-        value = parse_expression(cleaned)
+        return parse_scalar(text)
     except ExpressionError:
         return None
-    return value / 100 if percent else value
 
 
 def _tokens(answer: Any, extra_separators: str = "") -> list[str] | None:
@@ -145,8 +132,7 @@ def _check_numeric(question: Question, answer: Any) -> AnswerCheck:
             "Type a number, such as 0.5, 1/2 or √2/2.",
         )
     gap = abs(value - target)
-    # A hair of slack so 0.1 + 0.2-style rounding never fails an exact answer.
-    correct = gap <= tolerance + 1e-9 * max(1.0, abs(target))
+    correct = within_tolerance(value, target, tolerance)
     return AnswerCheck(
         correct,
         1.0 if correct else 0.0,
@@ -171,6 +157,21 @@ def _check_cloze(question: Question, answer: Any) -> AnswerCheck:
     if matched is None:
         # "3*2" folds like a shape, yet where a number is asked it is 6.
         matched = _same_number(answer, accepted)
+    if matched is None:
+        matched = _described_symbol(answer, accepted)
+    if (
+        matched is None
+        and looks_like_chinese_number(normalize_text(answer))
+        and _parse_number_answer(answer) is None
+    ):
+        # Numerals that spell no number (三十十) are unreadable, not wrong.
+        return _invalid(
+            "cloze",
+            expected,
+            f"“{answer.strip()[:20]}”不是一个能读懂的数，请换一种写法，例如阿拉伯数字。",
+            f"{answer.strip()[:20]!r} does not read as a number; write it another "
+            "way, e.g. in digits.",
+        )
     correct = matched is not None
     return AnswerCheck(
         correct,
@@ -191,6 +192,21 @@ def _same_number(answer: str, accepted: list[str]) -> str | None:
             float(number), value, rel_tol=1e-12, abs_tol=1e-12
         ):
             return candidate
+    return None
+
+
+def _described_symbol(answer: str, accepted: list[str]) -> str | None:
+    """Accept "每个头的维度 d": a right description followed by the right symbol.
+
+    Both halves must be accepted answers on their own, so a wrong symbol after
+    a right description ("key 位置 Tq") stays wrong.
+    """
+    head, _, symbol = normalize_text(answer).strip().rpartition(" ")
+    if not head.strip() or not 0 < len(symbol) <= 4:
+        return None
+    keys = {canonical_answer(a): a for a in accepted}
+    if canonical_answer(head) in keys and canonical_answer(symbol) in keys:
+        return keys[canonical_answer(symbol)]
     return None
 
 

@@ -203,6 +203,12 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def within_tolerance(value: float, answer: float, tolerance: float) -> bool:
+    """Whether a numeric item with this answer and tolerance accepts `value`."""
+    # A hair of slack so 0.1 + 0.2-style rounding never fails an exact answer.
+    return abs(value - answer) <= tolerance + 1e-9 * max(1.0, abs(answer))
+
+
 def content_hash(fields: dict[str, Any]) -> str:
     """Return a stable hash of a question's fields (what the sync compares)."""
     canonical = json.dumps(

@@ -11,7 +11,8 @@ whitelist of operators and functions; nothing is ever passed to `eval`.
 One module per concern: `spelling` (how people type: width, signs), `expressions`
 (the expression parser), `values` (one entry: numbers, ±∞, undefined, flags),
 `layout` (the rows and cells of typed text, read strictly: nothing typed
-disappears), `matrices` (rows and columns of numbers) and `errors`. Pure standard library and NumPy.
+disappears), `matrices` (rows and columns of numbers) and `errors`. Pure
+standard library and NumPy.
 Errors are `MatrixFormatError`s and `ExpressionError`s: a machine `code` with
 its `params`, and the message in both interface languages (`error.messages`,
 picked with `quizsvc.text.pick`); a matrix's message names the row and column

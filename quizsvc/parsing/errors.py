@@ -49,6 +49,14 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "unexpected {token!r} where a number should be",
         "这里应该是数字，却是“{token}”",
     ),
+    "doubled_sign": (
+        "two signs in a row; write the number with one sign",
+        "连着写了两个正负号；请只写一个",
+    ),
+    "chinese_numeral": (
+        "{token!r} is not a number written in Chinese numerals",
+        "“{token}”不是一个能读懂的中文数字",
+    ),
     "too_large": ("the value is too large", "数值太大，超出范围"),
     "not_finite": (
         "the value is too large to be a finite number",

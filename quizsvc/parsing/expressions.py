@@ -1,8 +1,10 @@
 """Evaluate a small arithmetic expression safely: a recursive-descent parser.
 
-The grammar is a whitelist of operators (+ − × ÷ ^ √ and implicit
-multiplication), functions (sqrt, exp, ln, log) and constants (e, π);
-nothing is ever passed to `eval`.
+The grammar is a whitelist of operators (+ − × ÷ ^ √, an x between two
+numbers, and implicit multiplication), functions (sqrt, exp, ln, log) and
+constants (e, π); nothing is ever passed to `eval`. The other spellings of
+a number (superscripts, Chinese numerals, ``乘以``, TeX, ``{…}``) are
+rewritten into this grammar first (`quizsvc.parsing.spelling`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from quizsvc.parsing.errors import ExpressionError
-from quizsvc.parsing.spelling import normalize_text
+from quizsvc.parsing.spelling import normalize_text, spell_number
 
 MAX_EXPRESSION_CHARS = 200
 # Deep enough for any honest expression, shallow enough to keep recursion cheap.
@@ -51,6 +53,18 @@ _TOKEN = re.compile(
 _OPERATOR_ALIASES = {"**": "^", "×": "*", "·": "*", "÷": "/"}
 
 
+def _times_by_x(tokens: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Read an x between two numbers as a multiplication sign: 5x7, 4 x 3/2."""
+    for index in range(1, len(tokens) - 1):
+        if (
+            tokens[index] == ("name", "x")
+            and (tokens[index - 1][0] == "num" or tokens[index - 1] == ("op", ")"))
+            and (tokens[index + 1][0] == "num" or tokens[index + 1] == ("op", "("))
+        ):
+            tokens[index] = ("op", "*")
+    return tokens
+
+
 class _Parser:
     """Recursive descent over: expr := term (± term)*; term := unary (×÷ unary)*;
     unary := ± unary | power; power := primary (^ unary)?;
@@ -79,7 +93,7 @@ class _Parser:
             else:
                 op = match.group("op")
                 tokens.append(("op", _OPERATOR_ALIASES.get(op, op)))
-        return tokens
+        return _times_by_x(tokens)
 
     def peek(self) -> tuple[str, Any] | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -202,6 +216,7 @@ def parse_expression(text: str) -> float:
     text = normalize_text(text).strip()
     if len(text) > MAX_EXPRESSION_CHARS:
         raise ExpressionError("too_long", limit=MAX_EXPRESSION_CHARS)
+    text = spell_number(text)
     try:
         value = _Parser(text).parse()
     except OverflowError:

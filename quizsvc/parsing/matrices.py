@@ -11,7 +11,7 @@ import numpy as np
 
 from quizsvc.parsing.errors import ExpressionError, MatrixFormatError
 from quizsvc.parsing.layout import rows_of_text
-from quizsvc.parsing.spelling import normalize_text
+from quizsvc.parsing.spelling import normalize_text, unwrap_array
 from quizsvc.parsing.values import parse_number, parse_value
 
 MAX_INPUT_CHARS = 20_000
@@ -66,7 +66,8 @@ def parse_matrix(
             raise MatrixFormatError(
                 "matrix.too_long", name, length=len(text), limit=MAX_INPUT_CHARS
             )
-        text = normalize_text(text)
+        # A pasted print of an array or a tensor is its list: tensor([[1., 0.]]).
+        text = unwrap_array(normalize_text(text))
         if not text.strip():
             raise MatrixFormatError("matrix.empty", name)
         try:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from quizsvc.parsing.errors import ExpressionError
 from quizsvc.parsing.expressions import parse_expression
-from quizsvc.parsing.spelling import normalize_text
+from quizsvc.parsing.spelling import (
+    code_infinity,
+    normalize_text,
+    strip_hedges,
+    unwrap_array,
+)
 
 _POSITIVE_INFINITY = {
     "inf",
@@ -35,8 +41,18 @@ def parse_number(token: Any) -> float:
     return float(token)
 
 
+# A doubled sign ("--1") is a slip of the keyboard, not a sum to simplify.
+_DOUBLED_SIGN = re.compile(r"[-+]\s*[-+]")
+_NEGATIVE_INFINITY |= {"负的无穷大", "负的无穷", "negativeinf"}
+
+
 def parse_value(token: Any) -> float:
-    """Parse one answer entry: a number, an expression, ±inf, or undefined (NaN)."""
+    """Parse one answer entry: a number, an expression, ±inf, or undefined (NaN).
+
+    Also read: the hedges around a rounded number (``约 8``, ``≈8``, ``8 左右``),
+    a measure word (``15 个``), a percentage (``50%``), a parenthesised gloss,
+    code's ±∞ (``float('-inf')``, ``-np.inf``) and a printed scalar tensor.
+    """
     if isinstance(token, bool):
         raise ExpressionError("truth_value", token=str(token).lower())
     if token is None:
@@ -54,18 +70,21 @@ def parse_value(token: Any) -> float:
             if math.isinf(value) and "inf" not in text.lower():
                 raise ExpressionError("too_large")
             return value
-    word = normalize_text(text).strip().lower().replace(" ", "")
+    text, percent = strip_hedges(unwrap_array(normalize_text(text)))
+    word = text.lower().replace(" ", "")
     if word in _NEGATIVE_INFINITY:
         return -math.inf
     if word in _POSITIVE_INFINITY:
         return math.inf
     if word in _UNDEFINED:
         return math.nan
-    return parse_expression(text)
-
-
-# Signs people put before a number they rounded, and one after a percentage.
-_APPROXIMATELY = "≈~=＝≒"
+    infinity = code_infinity(word)
+    if infinity is not None:
+        return infinity
+    if _DOUBLED_SIGN.search(text):
+        raise ExpressionError("doubled_sign")
+    value = parse_expression(text)
+    return value / 100 if percent else value
 
 
 def parse_scalar(
@@ -74,20 +93,14 @@ def parse_scalar(
     """Parse one typed number as every answer box reads it.
 
     Everything `parse_value` reads (decimals, fractions, √ and sqrt(), e, exp,
-    full-width digits and punctuation), plus a leading "≈" or "=" and a
-    trailing "%". Infinities (−∞, 负无穷) and undefined (未定义) are errors
-    unless `infinite` / `undefined` allow them where they make sense.
+    powers and superscripts, Chinese numerals, full-width digits and
+    punctuation, hedges such as ≈ or 约, a percentage). Infinities (−∞, 负无穷)
+    and undefined (未定义) are errors unless `infinite` / `undefined` allow them
+    where they make sense.
     """
     if token is None:
         raise ExpressionError("empty")
-    if isinstance(token, str):
-        text = normalize_text(token).strip().lstrip(_APPROXIMATELY).strip()
-        percent = text.endswith("%")
-        value = parse_value(text[:-1] if percent else text)
-        if percent:
-            value /= 100
-    else:
-        value = parse_value(token)
+    value = parse_value(token)
     if math.isnan(value) and not undefined:
         raise ExpressionError("undefined_not_allowed")
     if math.isinf(value) and not infinite:
