@@ -20,7 +20,7 @@ _BLANK = "___"
 # The keys each type adds to the keys every question has.
 TYPE_KEYS = {
     "choice": {"multiple", "options"},
-    "numeric": {"answer", "tolerance", "attention"},
+    "numeric": {"answer", "tolerance", "attention", "exact", "near_misses"},
     "cloze": {"accepted"},
     "recall": {"model_answer", "key_points"},
     "ordering": {"steps"},

@@ -6,8 +6,9 @@ import math
 from typing import Any
 
 from quizsvc.bank.lint import mistakes_within_tolerance
-from quizsvc.bank.model import is_number
+from quizsvc.bank.model import is_number, within_tolerance
 from quizsvc.bank.source import SourceFile
+from quizsvc.parsing import ExpressionError, parse_value
 
 # The engine quantities a numeric answer may be recomputed from, with the number
 # of indices that pick one entry out of each (a single head, no batch axes).
@@ -23,6 +24,14 @@ ATTENTION_QUANTITIES = {
 
 
 def read_numeric(file: SourceFile, entry: dict, where: tuple, prompt) -> dict | None:
+    """Read a numeric item: its key, tolerance, exact value and near misses.
+
+    The exact value comes from the engine (``[questions.attention]``) or from
+    ``exact``, an expression the shared parser reads (``"128^-0.5"``). The key
+    must lie within tolerance/2 of it, so the exact value and every careful
+    rounding pass; and no declared near miss (the value of a classic wrong
+    answer) may lie within the tolerance, or the item would accept it.
+    """
     answer = entry.get("answer")
     tolerance = entry.get("tolerance")
     ok = True
@@ -38,9 +47,17 @@ def read_numeric(file: SourceFile, entry: dict, where: tuple, prompt) -> dict | 
             "a numeric question needs 'tolerance' (an absolute margin ≥ 0)",
         )
         ok = False
-    if not ok:
+    near_misses = _read_values(file, entry, (*where, "near_misses"))
+    exact = _read_exact(file, entry, where)
+    if not ok or near_misses is None or exact is False:
         return None
-    data = {"answer": float(answer), "tolerance": float(tolerance), "attention": None}
+    data = {
+        "answer": float(answer),
+        "tolerance": float(tolerance),
+        "attention": None,
+        "exact": exact,
+        "near_misses": near_misses,
+    }
     if "attention" in entry:
         spec = _read_attention_spec(file, entry["attention"], (*where, "attention"))
         if spec is None:
@@ -49,19 +66,81 @@ def read_numeric(file: SourceFile, entry: dict, where: tuple, prompt) -> dict | 
         if isinstance(computed, str):
             file.report((*where, "attention"), computed)
             return None
-        # Half the tolerance: then the exact value and everything near it pass.
-        if abs(computed - answer) > tolerance / 2 + 1e-12:
+        if exact is not None and not math.isclose(computed, exact, rel_tol=1e-9):
             file.report(
-                (*where, "answer"),
-                f"answer {answer!r} disagrees with the engine: {spec['quantity']}"
-                f"{spec['index']} = {computed:.6g} (allowed gap: tolerance/2 = "
-                f"{tolerance / 2:g})",
+                (*where, "exact"),
+                f"exact = {exact:.6g} disagrees with the engine's "
+                f"{spec['quantity']}{spec['index']} = {computed:.6g}",
             )
             return None
         data["attention"] = spec
+        data["exact"] = computed
         for message in mistakes_within_tolerance(spec, answer, tolerance):
             file.warn((*where, "attention"), message)
+    if not _key_fits(file, data, where):
+        return None
     return data
+
+
+def _key_fits(file: SourceFile, data: dict, where: tuple) -> bool:
+    """Report a key far from the exact value, or a tolerance admitting a mistake."""
+    answer, tolerance, exact = data["answer"], data["tolerance"], data["exact"]
+    fits = True
+    # Half the tolerance: then the exact value and everything near it pass.
+    if exact is not None and abs(exact - answer) > tolerance / 2 + 1e-12:
+        spec = data["attention"]
+        source = (
+            f"the engine: {spec['quantity']}{spec['index']}"
+            if spec is not None
+            else "the exact value:"
+        )
+        file.report(
+            (*where, "answer"),
+            f"answer {answer!r} disagrees with {source} = {exact:.6g} (allowed gap: "
+            f"tolerance/2 = {tolerance / 2:g})",
+        )
+        fits = False
+    for value in data["near_misses"]:
+        if within_tolerance(value, answer, tolerance):
+            file.report(
+                (*where, "near_misses"),
+                f"the near miss {value:.6g} lies within the tolerance {tolerance:g} "
+                f"of the answer {answer:g}: the item would accept that mistake; "
+                "tighten the tolerance or change the numbers",
+            )
+            fits = False
+    return fits
+
+
+def _read_exact(file: SourceFile, entry: dict, where: tuple) -> float | None | bool:
+    """The item's `exact` value (None if absent; False after reporting a problem)."""
+    if "exact" not in entry:
+        return None
+    values = _read_values(file, {"exact": [entry["exact"]]}, (*where, "exact"))
+    return False if values is None else values[0]
+
+
+def _read_values(file: SourceFile, entry: dict, at: tuple) -> list[float] | None:
+    """Read a list of numbers or expressions (``"1/128"``) with the shared parser."""
+    key = at[-1]
+    raw = entry.get(key, [])
+    if not isinstance(raw, list):
+        file.report(at, f"{key} must be a list of numbers or expressions")
+        return None
+    values = []
+    for item in raw:
+        try:
+            if isinstance(item, bool) or not isinstance(item, (int, float, str)):
+                raise ExpressionError("number_expected", token=repr(item))
+            value = parse_value(item)
+        except ExpressionError as exc:
+            file.report(at, f"{key}: {item!r} is not a number ({exc})")
+            return None
+        if not math.isfinite(value):
+            file.report(at, f"{key}: {item!r} is not a finite number")
+            return None
+        values.append(value)
+    return values
 
 
 def _read_attention_spec(file: SourceFile, spec: Any, where: tuple) -> dict | None:

@@ -88,7 +88,9 @@ def validate_command(path: Path | None) -> None:
     guess (a correct option that is the longest, a cloze prompt holding its
     own answer, a classic mistake landing within a numeric item's tolerance),
     then a one-line summary, and exits 0 when the bank is valid, warnings or
-    not; otherwise prints one `path:line: message` line per problem and exits 1.
+    not; otherwise prints one `path:line: message` line per problem (a numeric
+    key further than tolerance/2 from its exact value, or a tolerance that
+    accepts a declared near miss, among them) and exits 1.
     """
     root = path if path is not None else question_bank.DEFAULT_PATH
     problems = question_bank.validate(root)
