@@ -40,6 +40,19 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
         ["+∞", "∞", "inf", "无穷", "正无穷", "0", "-1", "-1e9", "负数",
          "float('inf')", "np.inf", "-float('-inf')", "∞（负无穷）"],
     ),
+    "l16-qkv-analogy-word": (
+        ["比喻", "类比", "打比方", "analogy", "an analogy", "An Analogy", "metaphor",
+         "比喻。"],
+        ["规则", "事实", "rule", "a fact", "定义", "key"],
+    ),
+    "l16-masking-empty-denominator": (
+        ["0", "0.0", "零", "〇"],
+        ["1", "Tk", "-inf", "1/Tk", "无穷", "−∞", "0/0", "未定义"],
+    ),
+    "l16-scaling-rmsnorm-what": (
+        ["均方根", "均方根值", "RMS", "rms", "root mean square", "Root-Mean-Square"],
+        ["方差", "variance", "标准差", "范数", "norm", "长度", "均值", "head_dim"],
+    ),
     "l16-qkv-change-v": (
         ["V", "v", "value", "values", "值", "值矩阵", "V 矩阵", "V matrix"],
         ["K", "Q", "key", "键", "A", "O"],
@@ -75,7 +88,7 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
         ["Tk", "tk", "T_k", "Tₖ", "key 位置 Tk", "key positions Tk", "key 位置",
          "key 的位置", "键的位置", "key positions", "key position", "Tk 轴", "key 轴",
          "key axis", "Tk（key 位置）", "Tk (key positions)", "键位置", "key 长度 Tk",
-         "key 维", "key 维度", "the key axis", "键的位置 Tk"],
+         "key 维", "key 维度", "the key axis", "键的位置 Tk", "key 的位置轴"],
         ["Tq", "d", "dv", "T", "key", "query 位置", "Tq 轴", "d 维", "key 位置 Tq",
          "Tq（query 位置）", "query 维度", "键 Tq"],
     ),

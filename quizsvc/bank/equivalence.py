@@ -32,7 +32,7 @@ generated problem and the lab do. What never matters:
   ``negative infinity`` = ``float('-inf')`` = ``-np.inf`` = ``-math.inf``
   (and +∞ likewise, which stays a different answer);
 - the language of a term: ``键`` = ``key`` = ``keys``, ``值`` = ``value``,
-  ``查询`` = ``query``, inside longer terms too (``键位置`` = ``key 位置``);
+  ``查询`` = ``query``; ``键`` inside longer terms too (``键位置`` = ``key 位置``);
   ``遮罩`` = ``掩码`` = ``mask``, ``因果遮罩`` = ``causal mask``, ``特征维`` =
   ``特征维度`` = ``feature axis`` = ``feature dimension``; ``维度`` = ``维``; the
   particle ``的`` and a leading ``the``; a trailing ``矩阵`` / ``matrix`` is
@@ -96,7 +96,7 @@ _TERMS = {
     "featuredimension": "featureaxis", "featuredim": "featureaxis",
 }  # fmt: skip
 # The same words inside a longer term: 键位置 = key 位置.
-_TERM_PARTS = (("维度", "维"), ("的", ""), ("键", "key"), ("值", "value"))
+_TERM_PARTS = (("维度", "维"), ("的", ""), ("键", "key"))
 _MATRIX_WORDS = ("矩阵", "matrix")
 # "Tk 轴", "d 维", "d axis": an axis word after a short symbol names that axis.
 _AXIS_WORDS = ("维", "轴", "axis", "dimension", "dim")
