@@ -12,9 +12,10 @@ typed answer to a choice, numeric, cloze or ordering question.
 The package has one module per concern: `model` (the loaded objects), `read`
 (the folders, lessons, skills and notes, and what spans files), `source` (one
 TOML file and its problems, located by `locate`), `items` (one reader per
-question type; numeric answers in `numeric`), `lint` (wording checks:
-guessable cues and house style), `answers` (checking typed answers) and
-`equivalence` (the policy that says which spellings are one answer).
+question type; numeric answers in `numeric`), `ideas` (the lesson's ideas
+and the questions that exercise each), `lint` (wording checks: guessable
+cues and house style), `answers` (checking typed answers) and `equivalence`
+(the policy that says which spellings are one answer).
 
 Pure standard library and NumPy (plus the other pure core modules): the
 database sync and the web drill build on this, never the other way round.
@@ -31,6 +32,7 @@ from quizsvc.bank.model import (
     AnswerCheck,
     Bank,
     BankError,
+    Idea,
     Lesson,
     Note,
     Problem,
@@ -49,6 +51,7 @@ __all__ = [
     "AnswerCheck",
     "Bank",
     "BankError",
+    "Idea",
     "Lesson",
     "Note",
     "Problem",

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import re
 
-from quizsvc.bank.lint import cloze_answer_in_prompt, guessable_choice
+from quizsvc.bank.lint import (
+    cloze_answer_in_prompt,
+    guessable_choice,
+    option_ids_out_of_order,
+)
 from quizsvc.bank.model import LANGUAGES
 from quizsvc.bank.numeric import read_numeric
 from quizsvc.bank.source import SourceFile
@@ -111,6 +115,8 @@ def _read_choice(file: SourceFile, entry: dict, where: tuple, prompt) -> dict | 
     first_correct = next(i for i, option in enumerate(options) if option["correct"])
     for message in guessable_choice(options, multiple):
         file.warn((*where, "options", first_correct, "text"), message)
+    for message in option_ids_out_of_order(options):
+        file.warn((*where, "options"), message)
     return {"multiple": multiple, "options": options}
 
 

@@ -55,8 +55,17 @@ class BankError(ValueError):
 
 
 @dataclass(frozen=True)
+class Idea:
+    """One idea the lesson teaches, and the questions that exercise it."""
+
+    id: str
+    text: dict
+    question_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Lesson:
-    """A lesson: its number, title, summary, prerequisites and skills."""
+    """A lesson: its number, title, summary, prerequisites, skills and ideas."""
 
     id: str
     number: int
@@ -67,6 +76,9 @@ class Lesson:
     # Titles of the prerequisites (lesson id → {"zh-CN", "en"}), so a lesson that
     # is not in this bank yet can still be named to the learner.
     prerequisite_titles: dict = field(default_factory=dict)
+    # The lesson's ideas, each with the questions that exercise it (the
+    # coverage map: `quizsvc questions coverage`).
+    ideas: tuple[Idea, ...] = ()
 
 
 @dataclass(frozen=True)

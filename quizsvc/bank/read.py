@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from quizsvc.bank.ideas import IdeaSite, check_ideas, read_ideas
 from quizsvc.bank.items import TYPE_KEYS, TYPE_READERS
+from quizsvc.bank.lint import absolute_word_cue
 from quizsvc.bank.model import (
     DEFAULT_PATH,
     DIFFICULTIES,
@@ -50,6 +52,7 @@ class _Draft:
     prerequisites: list[tuple[str, str, dict | None, SourceFile, tuple]] = field(
         default_factory=list
     )
+    idea_sites: list[IdeaSite] = field(default_factory=list)
 
 
 def _lesson_folders(root: Path, draft: _Draft) -> list[Path]:
@@ -108,6 +111,8 @@ def _read(root: Path) -> tuple[Bank, list[Problem], list[Problem]]:
     for folder in folders:
         _read_lesson_folder(folder, draft)
     _check_references(draft)
+    check_ideas(draft.idea_sites, draft.questions, draft.question_sites)
+    _check_cues(draft)
     bank = Bank(
         lessons=draft.lessons,
         skills=draft.skills,
@@ -162,6 +167,7 @@ def _read_lesson(file: SourceFile, folder: Path, draft: _Draft) -> str | None:
             "retired",
             "skills",
             "notes",
+            "ideas",
             "questions",
         },
         (),
@@ -234,6 +240,7 @@ def _read_lesson(file: SourceFile, folder: Path, draft: _Draft) -> str | None:
         if note_title is not None and body is not None:
             draft.notes[note_id] = Note(note_id, lesson_id, note_title, body)
 
+    ideas = read_ideas(file, data, lesson_id, draft.idea_sites)
     draft.lesson_sites[lesson_id] = (file, ("id",))
     if title is not None and summary is not None:
         draft.lessons[lesson_id] = Lesson(
@@ -243,6 +250,7 @@ def _read_lesson(file: SourceFile, folder: Path, draft: _Draft) -> str | None:
             summary=summary,
             prerequisites=tuple(prerequisites),
             skill_ids=tuple(skill_ids),
+            ideas=ideas,
         )
     return lesson_id
 
@@ -429,3 +437,16 @@ def _check_references(draft: _Draft) -> None:
             lesson.prerequisite_titles[prerequisite_id] = (
                 title if title is not None else dict(known.title)
             )
+
+
+def _check_cues(draft: _Draft) -> None:
+    """Warn about cues that span a lesson's questions, at the lesson's id."""
+    for lesson_id, (file, where) in draft.lesson_sites.items():
+        options = [
+            option
+            for question in draft.questions.values()
+            if question.lesson_id == lesson_id and question.type == "choice"
+            for option in question.data["options"]
+        ]
+        for message in absolute_word_cue(options):
+            file.warn(where, message)
