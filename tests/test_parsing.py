@@ -256,6 +256,8 @@ def test_truth_values_are_not_numbers():
         ("False", 0.0),
         (1, 1.0),
         ("✓", 1.0),
+        ("一", 1.0),
+        ("零", 0.0),
     ],
 )
 def test_visibility_flags(token, expected):
