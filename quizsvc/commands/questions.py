@@ -232,9 +232,10 @@ def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str
     data = question.data
 
     if question.type == "choice":
-        lines[-1] += (
-            labels["gap"] + labels["multiple" if data["multiple"] else "single"]
-        )
+        label = labels["multiple" if data["multiple"] else "single"]
+        said = label.strip("()（）").casefold()
+        if said not in lines[-1].casefold():  # the prompt may say it already
+            lines[-1] += labels["gap"] + label
         lines += [f"  {option['id']}) {option['text']}" for option in public["options"]]
         for option in data["options"]:
             mark = "✓" if option["correct"] else "✗"
