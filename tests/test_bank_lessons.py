@@ -271,3 +271,16 @@ def test_the_flat_temperature_item_stands_on_its_own(real_bank):
     prompt = real_bank.questions["l16-temp-numeric-flat"].prompt
     assert "[1, 0]" in prompt["zh-CN"] and "同一行" not in prompt["zh-CN"]
     assert "The same row" not in prompt["en"]
+
+
+def test_an_idea_with_enough_questions_of_one_type_is_still_thin(real_bank):
+    """Do four choice questions leave an idea thin (one type), and a fifth type not?"""
+    from quizsvc.bank import Idea
+    from quizsvc.bank.ideas import coverage_of
+
+    choices = [q.id for q in real_bank.questions.values() if q.type == "choice"]
+    one_type = Idea("x", {"zh-CN": "想法", "en": "idea"}, tuple(choices[:4]))
+    assert coverage_of(one_type, real_bank.questions).thin
+    two_types = Idea("y", one_type.text, (*choices[:3], "l16-scores-shape"))
+    found = coverage_of(two_types, real_bank.questions)
+    assert not found.thin and found.types == {"choice": 3, "cloze": 1}
