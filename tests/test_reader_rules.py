@@ -274,3 +274,18 @@ def test_fen_zhi_is_a_fraction_the_other_way_round(numerator, denominator):
 )
 def test_a_hedged_number_reads_as_the_number(x, hedge):
     assert parse_scalar(hedge.format(repr(x))) == x
+
+
+def test_the_superscript_precheck_knows_every_superscript_and_fraction():
+    """Does the quick check catch every character Unicode calls <super>/<fraction>?"""
+    import sys
+    import unicodedata
+
+    from quizsvc.parsing.spelling import _SCRIPTED
+
+    scripted = [
+        chr(c)
+        for c in range(sys.maxunicode + 1)
+        if unicodedata.decomposition(chr(c)).startswith(("<super>", "<fraction>"))
+    ]
+    assert scripted and all(_SCRIPTED.match(char) for char in scripted)

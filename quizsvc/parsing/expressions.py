@@ -213,7 +213,12 @@ class _Parser:
 
 def parse_expression(text: str) -> float:
     """Evaluate a small arithmetic expression safely and return a finite float."""
-    text = normalize_text(text).strip()
+    return evaluate(normalize_text(text))
+
+
+def evaluate(text: str) -> float:
+    """Evaluate text that `normalize_text` has already folded."""
+    text = text.strip()
     if len(text) > MAX_EXPRESSION_CHARS:
         raise ExpressionError("too_long", limit=MAX_EXPRESSION_CHARS)
     text = spell_number(text)

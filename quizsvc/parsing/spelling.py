@@ -54,6 +54,19 @@ _TRANSLATE = str.maketrans(
 _SUPERSCRIPT_POINTS = "·⋅.･"
 
 
+# Every character Unicode decomposes as <super> or <fraction>, so that text
+# without one skips the character-by-character pass (tests/test_reader_rules.py
+# checks the list against unicodedata).
+_SCRIPTED = re.compile(
+    "[\u00aa\u00b2-\u00b3\u00b9-\u00ba\u00bc-\u00be\u02b0-\u02b8\u02e0-\u02e4"
+    "\u10fc\u1d2c-\u1d2e\u1d30-\u1d3a\u1d3c-\u1d4d\u1d4f-\u1d61\u1d78"
+    "\u1d9b-\u1dbf\u2070-\u2071\u2074-\u207f\u2120\u2122\u2150-\u215f\u2189"
+    "\u2c7d\u2d6f\u3192-\u319f\ua69c-\ua69d\ua770\ua7f2-\ua7f4\ua7f8-\ua7f9"
+    "\uab5c-\uab5f\uab69\U00010781-\U00010785\U00010787-\U000107b0"
+    "\U000107b2-\U000107ba\U0001f16a-\U0001f16c]"
+)
+
+
 def normalize_text(text: str) -> str:
     """Fold full-width characters, Unicode signs, superscripts and ½ to plain ASCII.
 
@@ -63,7 +76,9 @@ def normalize_text(text: str) -> str:
     """
     if text.isascii():
         return text
-    return unicodedata.normalize("NFKC", _powers(text)).translate(_TRANSLATE)
+    if _SCRIPTED.search(text):
+        text = _powers(text)
+    return unicodedata.normalize("NFKC", text).translate(_TRANSLATE)
 
 
 def _is_superscript(char: str) -> bool:
@@ -127,6 +142,7 @@ _CHINESE_NUMBER = re.compile(rf"^\s*[负+\-]?[{_NUMERAL_CHARS}点分之个\s]+$"
 _OPERAND = r"(-?\d+(?:\.\d+)?|[A-Za-z_][A-Za-z0-9_]*|\([^()]*\)|√\d+(?:\.\d+)?)"
 _OVER = re.compile(rf"{_OPERAND}\s*分之\s*{_OPERAND}")
 _WORD_OPERATORS = (("乘以", "*"), ("除以", "/"), ("乘", "*"))
+_HAN = re.compile(r"[\u3007\u3400-\u9fff]")
 _TEX = (
     (re.compile(r"\\sqrt\s*\{([^{}]*)\}"), r"√(\1)"),
     (re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}"), r"((\1)/(\2))"),
@@ -147,16 +163,18 @@ def spell_number(text: str) -> str:
     plain forms, and ``{…}`` parentheses. A run of numerals that does not
     spell a number (``三十十``) is an `ExpressionError`, not another number.
     """
-    if text.isascii() and "\\" not in text and "{" not in text:
-        return text
-    for pattern, replacement in _TEX:
-        text = pattern.sub(replacement, text)
-    text = _NUMERAL_RUN.sub(_numeral_digits, text)
-    text = text.replace("负", "-")
-    text = _OVER.sub(r"(\2)/(\1)", text)
-    for word, operator in _WORD_OPERATORS:
-        text = text.replace(word, operator)
-    return text.replace("{", "(").replace("}", ")")
+    if "\\" in text:
+        for pattern, replacement in _TEX:
+            text = pattern.sub(replacement, text)
+    if _HAN.search(text):
+        text = _NUMERAL_RUN.sub(_numeral_digits, text).replace("负", "-")
+        if "分之" in text:
+            text = _OVER.sub(r"(\2)/(\1)", text)
+        for word, operator in _WORD_OPERATORS:
+            text = text.replace(word, operator)
+    if "{" in text:
+        text = text.replace("{", "(").replace("}", ")")
+    return text
 
 
 def looks_like_chinese_number(text: str) -> bool:
@@ -267,8 +285,14 @@ def strip_gloss(text: str) -> str:
     return head
 
 
+# ASCII text holds a hedge, a gloss or a percent sign only with one of these.
+_ASCII_HEDGE = re.compile(r"[~=%(]|about|approx|around|roughly|or so", re.IGNORECASE)
+
+
 def strip_hedges(text: str) -> tuple[str, bool]:
     """Remove hedges around a number; say whether it ended with a percent sign."""
+    if text.isascii() and not _ASCII_HEDGE.search(text):
+        return text.strip(), False  # the usual entry: nothing to remove
     for _ in range(3):
         before = text
         text = strip_gloss(text.strip())

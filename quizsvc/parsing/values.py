@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from quizsvc.parsing.errors import ExpressionError
-from quizsvc.parsing.expressions import parse_expression
+from quizsvc.parsing.expressions import evaluate
 from quizsvc.parsing.spelling import (
     code_infinity,
     normalize_text,
@@ -83,7 +83,7 @@ def parse_value(token: Any) -> float:
         return infinity
     if _DOUBLED_SIGN.search(text):
         raise ExpressionError("doubled_sign")
-    value = parse_expression(text)
+    value = evaluate(text)
     return value / 100 if percent else value
 
 
