@@ -200,7 +200,7 @@ MUTANTS = [
     M("P19", "parsing/expressions.py", '            tokens[index] = ("op", "*")', "            pass"),
     M("P20", "parsing/values.py", "if _DOUBLED_SIGN.search(text):", "if False:"),
     M("P21", "parsing/spelling.py", 'if unit >= last_unit:', 'if unit > last_unit:'),
-    M("P22", "parsing/spelling.py", "    return text.replace(\"{\", \"(\").replace(\"}\", \")\")", "    return text"),
+    M("P22", "parsing/spelling.py", "        text = text.replace(\"{\", \"(\").replace(\"}\", \")\")", "        pass"),
     # The bank: reading, checking and linting (no bank mutants before).
     M("B1", "bank/answers.py", "correct = within_tolerance(value, target, tolerance)", "correct = abs(value - target) < tolerance"),
     M("B2", "bank/answers.py", "score = max(0.0, (hits - len(wrong)) / len(correct))", "score = hits / len(correct)"),
