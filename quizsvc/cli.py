@@ -134,6 +134,16 @@ def main(ctx: click.Context) -> None:
         ctx.obj = ScriptInfo(create_app=factory, set_debug_flag=False)
 
 
+class InputError(click.ClickException):
+    """Input a command cannot use: one line on stderr ("Error: …"), exit code 2."""
+
+    exit_code = 2
+
+    def __init__(self, message: str):
+        # One line, whatever the input held (a pasted matrix may hold breaks).
+        super().__init__(" ".join(message.split()))
+
+
 class MatrixParam(click.ParamType):
     """A click parameter holding a matrix typed as JSON or MATLAB-style rows."""
 
@@ -150,7 +160,7 @@ class MatrixParam(click.ParamType):
         try:
             return parse_matrix(value, name=f"--{label}")
         except MatrixFormatError as exc:
-            self.fail(str(exc), param, ctx)
+            raise InputError(str(exc)) from None
 
 
 def _mask_param(value: str | None) -> Any:
@@ -166,14 +176,13 @@ def _mask_param(value: str | None) -> Any:
             decoded = json.loads(lowered)
             return np.asarray(decoded, dtype=bool)
         except (ValueError, TypeError):
-            raise click.BadParameter(
-                "a boolean mask must be JSON such as [[true, false]]",
-                param_hint="--mask",
+            raise InputError(
+                "--mask: a boolean mask must be JSON such as [[true, false]]"
             ) from None
     try:
         return parse_matrix(value, name="--mask")
     except MatrixFormatError as exc:
-        raise click.BadParameter(str(exc), param_hint="--mask") from None
+        raise InputError(str(exc)) from None
 
 
 @main.command("attention")
@@ -214,7 +223,7 @@ def attention_command(q, k, v, mask, causal, scale, temperature, as_json) -> Non
             temperature=temperature,
         )
     except AttentionInputError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise InputError(str(exc)) from None
     if as_json:
         click.echo(json.dumps(trace.to_dict(), ensure_ascii=False))
         return

@@ -77,12 +77,12 @@ def test_the_bank_has_at_least_50_questions(real_bank):
 
 
 @pytest.mark.parametrize("skill_id", REQUIRED_SKILLS)
-def test_each_skill_has_four_questions_of_two_types(real_bank, skill_id):
-    """Has every skill ≥ 4 questions of ≥ 2 types, generated where numbers apply?"""
+def test_each_skill_has_six_questions_of_three_types(real_bank, skill_id):
+    """Has every skill ≥ 6 questions of ≥ 3 types, generated where numbers apply?"""
     questions = real_bank.questions_for_skill(skill_id)
     types = {q.type for q in questions}
-    assert len(questions) >= 4
-    assert len(types) >= 2
+    assert len(questions) >= 6
+    assert len(types) >= 3
     if skill_id not in SKILLS_WITHOUT_NUMBERS:
         assert "generated" in types
 
@@ -213,6 +213,25 @@ def _check_weight_count() -> float:
     return float(trace.weights.size)
 
 
+def _check_undefined_rows() -> float:
+    """Count the rows left with no visible key: left padding 2 of 5, causal."""
+    padding = np.where(np.arange(5) < 2, -np.inf, 0.0)  # keys 0 and 1 hidden
+    trace = attention(np.ones((5, 2)), np.ones((5, 2)), np.ones((5, 1)),
+                      mask=padding, causal=True)  # fmt: skip
+    return float(trace.undefined_rows.sum())
+
+
+def _check_rmsnorm_std(d: int) -> float:
+    """Measure q·k for RMS-normalised q and k: RMSNorm leaves the √d growth."""
+    rng = np.random.default_rng(11)
+    q, k = rng.standard_normal((2, 100_000, d))
+    q /= np.sqrt((q**2).mean(axis=1, keepdims=True))
+    k /= np.sqrt((k**2).mean(axis=1, keepdims=True))
+    std = float((q * k).sum(axis=1).std())
+    assert std == pytest.approx(math.sqrt(d), rel=0.02)
+    return math.sqrt(d)
+
+
 # Numeric answers that do not come out of one attention entry, each recomputed.
 INDEPENDENT_CHECKS = {
     "l16-scaling-variance-d64": _check_variance_d64,
@@ -220,6 +239,8 @@ INDEPENDENT_CHECKS = {
     "l16-scaling-head-dim-128": lambda: 128**-0.5,
     "l16-masking-causal-count": lambda: float(causal_mask(5, 5).sum()),
     "l16-shapes-weight-count": _check_weight_count,
+    "l16-masking-undefined-rows": lambda: _check_undefined_rows(),
+    "l16-scaling-rmsnorm-std": lambda: _check_rmsnorm_std(128),
 }
 
 

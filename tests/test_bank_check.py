@@ -17,66 +17,97 @@ from quizsvc.bank import canonical_answer, check_answer
 
 CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
     "l16-impl-causal-flag": (
-        ["6", "6.0", "６", "6 个", "3*2", "4·3/2"],
-        ["10", "16", "15", "4", "3", "-6", "因果遮罩"],
+        ["6", "6.0", "６", "6 个", "3*2", "4·3/2", "六", "六个", "4x3/2", "4 x 3 / 2",
+         "约 6"],
+        ["10", "16", "15", "4", "3", "-6", "因果遮罩", "十", "七", "5x7", "负六"],
     ),
     "l16-impl-cu-seqlens": (
         ["[0, 3, 8]", "[0,3,8]", "[0 3 8]", "0 3 8", "0, 3, 8", "(0, 3, 8)",
          "tensor([0, 3, 8])", "array([0, 3, 8])", "［０，３，８］",
          "torch.tensor([0, 3, 8], dtype=torch.int32)",
-         "np.array([0, 3, 8], dtype=np.int32)"],
+         "np.array([0, 3, 8], dtype=np.int32)",
+         "tensor([0, 3, 8], device='cuda:0', dtype=torch.int32)", "[0,3,8,]",
+         "[0, 3.0, 8.0]", "array([0., 3., 8.])"],
         ["[0, 3, 5]", "[3, 8]", "[0 3]", "[3, 5]", "[0, 8, 3]", "[1, 4, 9]", "8",
-         "tensor([3, 8], dtype=torch.int32)"],
+         "tensor([3, 8], dtype=torch.int32)", "[0, 3, 8.5]",
+         "tensor([0, 3, 5], device='cuda:0')", "[0, 3,, 8]"],
     ),
     "l16-masking-value": (
         ["−∞", "-∞", "-inf", "-INF", "-infinity", "负无穷", "负无穷大", "-无穷",
          "−无穷", "-无穷大", "−无穷大", "负无限大", "negative infinity",
-         "minus infinity", "－∞"],
-        ["+∞", "∞", "inf", "无穷", "正无穷", "0", "-1", "-1e9", "负数"],
+         "minus infinity", "－∞", "float('-inf')", "-float('inf')", "-np.inf",
+         "-math.inf", "负的无穷大", "−∞（负无穷）", "-inf (masked)"],
+        ["+∞", "∞", "inf", "无穷", "正无穷", "0", "-1", "-1e9", "负数",
+         "float('inf')", "np.inf", "-float('-inf')", "∞（负无穷）"],
+    ),
+    "l16-qkv-analogy-word": (
+        ["比喻", "类比", "打比方", "analogy", "an analogy", "An Analogy", "metaphor",
+         "比喻。"],
+        ["规则", "事实", "rule", "a fact", "定义", "key"],
+    ),
+    "l16-masking-empty-denominator": (
+        ["0", "0.0", "零", "〇"],
+        ["1", "Tk", "-inf", "1/Tk", "无穷", "−∞", "0/0", "未定义"],
+    ),
+    "l16-scaling-rmsnorm-what": (
+        ["均方根", "均方根值", "RMS", "rms", "root mean square", "Root-Mean-Square"],
+        ["方差", "variance", "标准差", "范数", "norm", "长度", "均值", "head_dim"],
     ),
     "l16-qkv-change-v": (
         ["V", "v", "value", "values", "值", "值矩阵", "V 矩阵", "V matrix"],
         ["K", "Q", "key", "键", "A", "O"],
     ),
     "l16-qkv-weights-depend-on": (
-        ["K", "k", "Kᵀ", "K^T", "K.T", "KT", "K^{T}", "key", "keys", "键"],
-        ["V", "value", "值", "Q", "QKᵀ", "Vᵀ"],
+        ["K", "k", "Kᵀ", "K^T", "K.T", "KT", "K^{T}", "key", "keys", "键", "K转置",
+         "K 的转置", "K'"],
+        ["V", "value", "值", "Q", "QKᵀ", "Vᵀ", "V转置", "Q'", "Q 的转置"],
     ),
     "l16-scaling-exponent": (
-        ["-0.5", "−0.5", "-1/2", "(-0.5)", "(-1/2)", "-.5", "-0.50", "－０．５", "−½"],
-        ["0.5", "-2", "1/2", "-0.25", "2"],
+        ["-0.5", "−0.5", "-1/2", "(-0.5)", "(-1/2)", "-.5", "-0.50", "－０．５", "−½",
+         "负0.5", "负二分之一", "负零点五", "-\\frac{1}{2}", "-2⁻¹"],
+        ["0.5", "-2", "1/2", "-0.25", "2", "二分之一", "负二", "2⁻¹"],
     ),
     "l16-scores-shape": (
         ["[Tq, Tk]", "Tq, Tk", "(Tq, Tk)", "Tq×Tk", "Tq x Tk", "TqxTk", "Tq*Tk",
          "[T_q, T_k]", "[Tq Tk]", "［Ｔｑ，Ｔｋ］", "Tq 乘 Tk", "Tq by Tk",
-         "Tq 行 Tk 列", "Tq rows, Tk columns", "Tq rows and Tk columns"],
-        ["[Tk, Tq]", "[Tq, d]", "Tq", "TqTk", "[Tq, Tk, d]", "Tk×Tq", "[Tq, dv]"],
+         "Tq 行 Tk 列", "Tq rows, Tk columns", "Tq rows and Tk columns", "Tq乘以Tk",
+         "Tq 乘以 Tk", "Tq · Tk"],
+        ["[Tk, Tq]", "[Tq, d]", "Tq", "TqTk", "[Tq, Tk, d]", "Tk×Tq", "[Tq, dv]",
+         "Tk 乘以 Tq", "Tk · Tq", "Q·K"],
     ),
     "l16-shapes-scores-contract": (
         ["d", "D", "d_k", "dk", "head_dim", "head dim", "headdim", "d_head",
          "特征维 d", "feature axis d", "特征维", "特征维度", "特征轴", "feature axis",
-         "feature dimension", "d 维", "d 轴", "d axis"],
-        ["Tk", "Tq", "dv", "d_model", "hidden_size", "value 特征", "dv 维", "Tk 轴"],
+         "feature dimension", "d 维", "d 轴", "d axis", "头维度", "特征维度 d",
+         "d（特征维）", "每个头的维度 d", "d（每头 Q/K 维度）", "每头 Q/K 维度",
+         "d (per-head query/key size)", "每头维度"],
+        ["Tk", "Tq", "dv", "d_model", "hidden_size", "value 特征", "dv 维", "Tk 轴",
+         "头维度 dv", "特征维度 Tk", "dv（每头 V 维度）", "Tk (key positions)"],
     ),
     "l16-shapes-output-contract": (
         ["Tk", "tk", "T_k", "Tₖ", "key 位置 Tk", "key positions Tk", "key 位置",
          "key 的位置", "键的位置", "key positions", "key position", "Tk 轴", "key 轴",
-         "key axis"],
-        ["Tq", "d", "dv", "T", "key", "query 位置", "Tq 轴", "d 维"],
+         "key axis", "Tk（key 位置）", "Tk (key positions)", "键位置", "key 长度 Tk",
+         "key 维", "key 维度", "the key axis", "键的位置 Tk", "key 的位置轴"],
+        ["Tq", "d", "dv", "T", "key", "query 位置", "Tq 轴", "d 维", "key 位置 Tq",
+         "Tq（query 位置）", "query 维度", "键 Tq"],
     ),
     "l16-softmax-max-entry": (
-        ["1", "1.0", "1.00", "e⁰", "e^0", "e^{0}", "e**0", "exp(0)", "１"],
-        ["0", "e", "e^1", "0.99", "mᵢ", "-1"],
+        ["1", "1.0", "1.00", "e⁰", "e^0", "e^{0}", "e**0", "exp(0)", "１", "一",
+         "e^(0)"],
+        ["0", "e", "e^1", "0.99", "mᵢ", "-1", "负一", "零", "e¹"],
     ),
     "l16-temp-limit": (
         ["1/Tk", "1/T_k", "1/Tₖ", "1/(Tk)", "Tk^-1", "Tk^(-1)", "Tk^{-1}",
-         "Tk⁻¹", "1 / Tk"],
-        ["Tk", "1/Tq", "0", "1", "1/T", "1/d", "Tk^1"],
+         "Tk⁻¹", "1 / Tk", "1÷Tk", "Tk分之一", "Tk 分之 1", "\\frac{1}{Tk}",
+         "(1/Tk)"],
+        ["Tk", "1/Tq", "0", "1", "1/T", "1/d", "Tk^1", "Tq分之一", "Tk分之二",
+         "1÷Tq", "\\frac{1}{Tq}"],
     ),
     "l16-wsum-output-shape": (
         ["[Tq, dv]", "[Tq, d_v]", "Tq, dv", "(Tq, dv)", "Tq×dv", "Tq x dv",
-         "TqxDv", "Tq*dv", "[Tq dv]"],
-        ["[Tq, Tk]", "[Tk, dv]", "[dv, Tq]", "[Tq, d]", "[Tq]", "Tqdv"],
+         "TqxDv", "Tq*dv", "[Tq dv]", "Tq 乘以 dv", "Tq·dv"],
+        ["[Tq, Tk]", "[Tk, dv]", "[dv, Tq]", "[Tq, d]", "[Tq]", "Tqdv", "dv 乘以 Tq"],
     ),
 }  # fmt: skip
 
@@ -85,16 +116,41 @@ CLOZE_TABLE: dict[str, tuple[list[str], list[str]]] = {
 # near-misses (the complementary count, a neighbouring value).
 NUMERIC_TABLE: dict[str, tuple[list[str], list[str]]] = {
     "l16-masking-causal-count": (
-        ["15", "15 个", "15个", "１５", "5*6/2"],
-        ["10", "14 个", "25"],
+        ["15", "15 个", "15个", "１５", "5*6/2", "十五", "十五个", "5x6/2"],
+        ["10", "14 个", "25", "十", "二十五"],
     ),
     "l16-scaling-head-dim-128": (
-        ["0.0884", "1/√128", "1/sqrt(128)", "128^-0.5", "√2/16"],
-        ["0.088", "1/128", "√128"],
+        ["0.0884", "1/√128", "1/sqrt(128)", "128^-0.5", "√2/16", "128⁻⁰·⁵", "2⁻³·⁵",
+         "约 0.0884", "\\frac{1}{\\sqrt{128}}", "128^{-1/2}", "0.08839"],
+        ["0.088", "1/128", "√128", "0.0883", "0.0885", "128⁻¹", "2⁻³"],
     ),
     "l16-masking-visible-not-weights": (
-        ["0.881", "e^2/(e^2+1)", "88.1%"],
-        ["0.047", "0.5", "1"],
+        ["0.881", "e^2/(e^2+1)", "88.1%", "e²/(e² + 1)", "e^{2}/(e^{2}+1)", "约 0.881"],
+        ["0.047", "0.5", "1", "e/(e+1)"],
+    ),
+    "l16-temp-numeric-sharp": (
+        ["0.881", "e²/(e² + 1)", "e^2/(e^2 + 1)", "0.881 左右"],
+        ["0.731", "e/(e+1)", "0.5"],
+    ),
+    "l16-scaling-variance-d64": (
+        ["64", "8²", "2⁶", "约 64", "大约64", "64 左右", "六十四", "8^2"],
+        ["82", "26", "8", "六十", "4096"],
+    ),
+    "l16-scaling-std-d64": (
+        ["8", "√64", "64^½", "64^{1/2}", "约 8", "大约8", "8 左右", "八", "2³"],
+        ["64", "32", "0.125", "23", "六十四"],
+    ),
+    "l16-hand-lesson-exp": (
+        ["2.028", "e^0.7071", "e⁰·⁷⁰⁷¹", "e^{1/√2}", "e^(1/√2)", "exp(1/√2)"],
+        ["0.670", "0.7071", "2.718", "e"],
+    ),
+    "l16-shapes-weight-count": (
+        ["35", "5x7", "5 x 7", "5×7", "三十五", "35 个"],
+        ["12", "25", "49", "5x5"],
+    ),
+    "l16-scores-new-example": (
+        ["4.243", "约 4.243", "4.243 左右", "6/√2", "3√2"],
+        ["6", "4.24", "3"],
     ),
 }  # fmt: skip
 

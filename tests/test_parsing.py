@@ -76,6 +76,34 @@ def test_a_format_error_names_where_and_what(text, fragment, row, col):
     assert error.messages["zh-CN"].startswith("Q：")
 
 
+@pytest.mark.parametrize(
+    ("read", "code", "params"),
+    [
+        (lambda: parse_value("1/0"), "division_by_zero", {}),
+        (lambda: parse_value("foo"), "unknown_name", {"token": "foo"}),
+        (
+            lambda: parse_matrix("[[1, 2], [3]]", "K"),
+            "matrix.ragged",
+            {"row": 2, "width": 1, "other_row": 1, "other_width": 2, "name": "K"},
+        ),
+        (
+            lambda: parse_matrix("[[1, 1/0]]", "S", parse_value),
+            "matrix.bad_entry",
+            {"row": 1, "col": 2, "entry": "1/0", "reason": "division_by_zero"},
+        ),
+    ],
+)
+def test_an_error_carries_a_code_and_params_beside_its_messages(read, code, params):
+    """Can an edge tell errors apart by code, without reading the English text?"""
+    with pytest.raises((ExpressionError, MatrixFormatError)) as caught:
+        read()
+    error = caught.value
+    assert error.code == code
+    assert params.items() <= error.params.items()
+    assert error.messages["en"] == str(error)
+    assert error.messages["zh-CN"] != error.messages["en"]
+
+
 def test_a_too_long_input_is_refused_before_it_is_read():
     """Is a huge paste rejected with a message rather than parsed?"""
     with pytest.raises(MatrixFormatError, match="too long"):
@@ -177,7 +205,9 @@ def test_undefined_spellings_are_nan(text):
         ("ln(0)", "positive"),
         ("x" * 300, "too long"),
         ("(" * 45 + "1" + ")" * 45, "nested too deeply"),
-        ("-" * 60 + "1", "nested too deeply"),
+        ("-(" * 30 + "1" + ")" * 30, "nested too deeply"),
+        ("--1", "two signs in a row"),
+        ("1 - -2", "two signs in a row"),
         ("1 @ 2", "unexpected character"),
     ],
 )
@@ -226,6 +256,8 @@ def test_truth_values_are_not_numbers():
         ("False", 0.0),
         (1, 1.0),
         ("✓", 1.0),
+        ("一", 1.0),
+        ("零", 0.0),
     ],
 )
 def test_visibility_flags(token, expected):
@@ -332,11 +364,21 @@ _PLAIN_NUMBERS = st.one_of(
 @example([[float("nan")], [float("nan")]], 3)  # a lone undefined entry: its row
 @example([[1, 2], [3, 4]], None)
 @example([[float("nan")]], 2)  # one undefined row, brackets or not, fills the width
+@example([[0], [float("nan")]], 2)  # a short row beside a filled one: both refuse
 def test_rows_of_plain_numbers_read_as_the_general_path_reads_them(rows, width):
     """Do JSON rows of numbers, read at once, equal them read entry by entry?"""
     as_text = [[repr(float(x)) for x in row] for row in rows]
-    fast = parse_matrix(rows, "A", parse_value, width=width)
-    slow = parse_matrix(as_text, "A", parse_value, width=width)
+
+    def outcome(value):
+        try:
+            return parse_matrix(value, "A", parse_value, width=width)
+        except MatrixFormatError as exc:
+            return (exc.code, exc.row, exc.col)
+
+    fast, slow = outcome(rows), outcome(as_text)
+    if isinstance(fast, tuple) or isinstance(slow, tuple):
+        assert fast == slow
+        return
     np.testing.assert_array_equal(fast, slow)
     if len(rows) == 1:  # a single row may come without its brackets
         bare = parse_matrix(rows[0], "A", parse_value, width=width)

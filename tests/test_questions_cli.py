@@ -155,3 +155,13 @@ def test_every_question_renders_in_both_languages(real_bank, lang):
         if question.type == "recall":
             assert question.data["model_answer"][lang] in after
             assert "Again / Hard / Good / Easy" in after
+
+
+@pytest.mark.parametrize("lang", ["zh-CN", "en"])
+def test_show_says_select_all_once(real_bank, lang):
+    """Is "select all that apply" said once when the prompt already says it?"""
+    text = render_question(
+        real_bank.questions["l16-impl-flash-replaces"], real_bank, lang, seed=0
+    )
+    prompt = text.splitlines()[2].casefold()
+    assert prompt.count("select all that apply") + prompt.count("多选") == 1

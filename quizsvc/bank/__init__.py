@@ -9,16 +9,20 @@ problems as a list of `Problem(path, line, message)`, and `lint` the warnings
 (cues that let a learner guess) in the same form. `check_answer` grades a
 typed answer to a choice, numeric, cloze or ordering question.
 
-The package has one module per concern: `model` (the loaded objects), `locate`
-(finding a key's line in a TOML file), `read` (reading and validating files),
-`lint` (wording checks: guessable cues and house style) and `check` (checking
-typed answers, with the equivalence policy for cloze answers).
+The package has one module per concern: `model` (the loaded objects), `read`
+(the folders, lessons, skills and notes, and what spans files), `source` (one
+TOML file and its problems, located by `locate`), `items` (one reader per
+question type; numeric answers in `numeric`), `ideas` (the lesson's ideas
+and the questions that exercise each), `lint` (wording checks: guessable
+cues and house style), `answers` (checking typed answers) and `equivalence`
+(the policy that says which spellings are one answer).
 
 Pure standard library and NumPy (plus the other pure core modules): the
 database sync and the web drill build on this, never the other way round.
 """
 
-from quizsvc.bank.check import canonical_answer, check_answer, format_answer
+from quizsvc.bank.answers import check_answer, format_answer
+from quizsvc.bank.equivalence import canonical_answer
 from quizsvc.bank.model import (
     CHECKABLE_TYPES,
     DEFAULT_PATH,
@@ -28,6 +32,7 @@ from quizsvc.bank.model import (
     AnswerCheck,
     Bank,
     BankError,
+    Idea,
     Lesson,
     Note,
     Problem,
@@ -46,6 +51,7 @@ __all__ = [
     "AnswerCheck",
     "Bank",
     "BankError",
+    "Idea",
     "Lesson",
     "Note",
     "Problem",

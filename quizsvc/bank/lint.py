@@ -19,14 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from quizsvc.bank.check import canonical_answer
+from quizsvc.bank.equivalence import canonical_answer
 from quizsvc.bank.markup import notation_problems
 from quizsvc.bank.model import LANGUAGES
 
 __all__ = [
+    "absolute_word_cue",
     "cloze_answer_in_prompt",
     "guessable_choice",
     "math_markup",
+    "option_ids_out_of_order",
     "mistakes_within_tolerance",
     "punctuation",
 ]
@@ -63,6 +65,62 @@ def guessable_choice(options: Sequence[dict], multiple: bool) -> list[str]:
                 "length alone gives it away; trim it or lengthen a distractor"
             )
     return found
+
+
+# Strong absolutes: a test-wise learner strikes options that hold one, unread.
+ABSOLUTE_WORDS = {
+    "zh-CN": re.compile(
+        r"一定|总是|任何|永远|必须|必定|绝不|从不|每[个一][^，。；、]{0,8}都"
+    ),
+    "en": re.compile(
+        r"\b(?:always|every|everything|guaranteed|must|never)\b", re.IGNORECASE
+    ),
+}
+_ABSOLUTE_EXAMPLES = {"zh-CN": "一定、总是、任何", "en": "always, every, must"}
+# At most this many percentage points between the right and the wrong options.
+ABSOLUTE_GAP = 10
+# Fewer options than this on either side say nothing about a cue.
+ABSOLUTE_MIN_OPTIONS = 5
+
+
+def absolute_word_cue(options: Sequence[dict]) -> list[str]:
+    """Say where absolute words mark the wrong options of a lesson (or the right).
+
+    Counts, per language, the share of right options and of wrong options
+    whose text holds a strong absolute (一定, 总是, 任何, always, every, must …);
+    the two shares may differ by at most `ABSOLUTE_GAP` points.
+    """
+    right = [option for option in options if option["correct"]]
+    wrong = [option for option in options if not option["correct"]]
+    if min(len(right), len(wrong)) < ABSOLUTE_MIN_OPTIONS:
+        return []
+    found = []
+    for language, pattern in ABSOLUTE_WORDS.items():
+        marked_right = sum(bool(pattern.search(o["text"][language])) for o in right)
+        marked_wrong = sum(bool(pattern.search(o["text"][language])) for o in wrong)
+        share_right = 100 * marked_right / len(right)
+        share_wrong = 100 * marked_wrong / len(wrong)
+        if abs(share_right - share_wrong) > ABSOLUTE_GAP:
+            found.append(
+                f"absolute words ({_ABSOLUTE_EXAMPLES[language]} …) "
+                f"are a cue in {language}: {marked_wrong}/{len(wrong)} wrong options "
+                f"({share_wrong:.0f}%) against {marked_right}/{len(right)} right ones "
+                f"({share_right:.0f}%), more than {ABSOLUTE_GAP} points apart; give "
+                "some right options an absolute or hedge some distractors"
+            )
+    return found
+
+
+def option_ids_out_of_order(options: Sequence[dict]) -> list[str]:
+    """Say where letter ids do not run a, b, c … in file order (a late insertion)."""
+    ids = [option["id"] for option in options]
+    letters = all(isinstance(i, str) and len(i) == 1 and i.isalpha() for i in ids)
+    if letters and ids != sorted(ids):
+        return [
+            f"the option ids run {', '.join(ids)}: an id out of order marks an "
+            "option added late; give them in order"
+        ]
+    return []
 
 
 def cloze_answer_in_prompt(

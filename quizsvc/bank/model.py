@@ -55,8 +55,17 @@ class BankError(ValueError):
 
 
 @dataclass(frozen=True)
+class Idea:
+    """One idea the lesson teaches, and the questions that exercise it."""
+
+    id: str
+    text: dict
+    question_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Lesson:
-    """A lesson: its number, title, summary, prerequisites and skills."""
+    """A lesson: its number, title, summary, prerequisites, skills and ideas."""
 
     id: str
     number: int
@@ -67,6 +76,9 @@ class Lesson:
     # Titles of the prerequisites (lesson id → {"zh-CN", "en"}), so a lesson that
     # is not in this bank yet can still be named to the learner.
     prerequisite_titles: dict = field(default_factory=dict)
+    # The lesson's ideas, each with the questions that exercise it (the
+    # coverage map: `quizsvc questions coverage`).
+    ideas: tuple[Idea, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -201,6 +213,12 @@ def _json_safe(value: Any) -> Any:
 def is_number(value: Any) -> bool:
     """Return whether `value` is an int or float (a bool is not a number here)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def within_tolerance(value: float, answer: float, tolerance: float) -> bool:
+    """Whether a numeric item with this answer and tolerance accepts `value`."""
+    # A hair of slack so 0.1 + 0.2-style rounding never fails an exact answer.
+    return abs(value - answer) <= tolerance + 1e-9 * max(1.0, abs(answer))
 
 
 def content_hash(fields: dict[str, Any]) -> str:

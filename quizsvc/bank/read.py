@@ -1,27 +1,22 @@
-"""Reading the bank's TOML files and reporting every problem with its line."""
+"""Reading the bank's folders: lessons, skills, notes and questions, with every problem.
+
+`validate`, `lint` and `load` read a bank folder; each file is a `SourceFile`
+(`quizsvc.bank.source`), each question type has its reader
+(`quizsvc.bank.items`, numeric answers in `quizsvc.bank.numeric`), and what
+spans files (skills, notes, misconceptions, retired ids) is checked last.
+"""
 
 from __future__ import annotations
 
-import math
-import re
-import tomllib
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from quizsvc.bank.lint import (
-    cloze_answer_in_prompt,
-    guessable_choice,
-    math_markup,
-    mistakes_within_tolerance,
-    punctuation,
-)
-from quizsvc.bank.locate import Locator
+from quizsvc.bank.ideas import IdeaSite, check_ideas, read_ideas
+from quizsvc.bank.items import TYPE_KEYS, TYPE_READERS
+from quizsvc.bank.lint import absolute_word_cue
 from quizsvc.bank.model import (
     DEFAULT_PATH,
     DIFFICULTIES,
-    LANGUAGES,
     LESSON_FILE,
     QUESTION_TYPES,
     Bank,
@@ -32,168 +27,11 @@ from quizsvc.bank.model import (
     Question,
     Skill,
     content_hash,
-    is_number,
 )
+from quizsvc.bank.numeric import ATTENTION_QUANTITIES
+from quizsvc.bank.source import SourceFile, display_path
 
-# The engine quantities a numeric answer may be recomputed from, with the number
-# of indices that pick one entry out of each (a single head, no batch axes).
-ATTENTION_QUANTITIES = {
-    "scores": 2,
-    "exp_unshifted": 2,
-    "exp": 2,
-    "weights": 2,
-    "output": 2,
-    "row_max": 1,
-    "denom": 1,
-}
-
-_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
-_STEP_ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
-_BLANK = "___"
-
-
-# --------------------------------------------------------------------------
-# Reading and checking one file
-
-
-class _File:
-    """One TOML file being read: its display path, parsed data and problems."""
-
-    def __init__(
-        self,
-        path: Path,
-        display: str,
-        problems: list[Problem],
-        warnings: list[Problem] | None = None,
-    ):
-        self.path = path
-        self.display = display
-        self.problems = problems
-        self.warnings = warnings if warnings is not None else []
-        self.data: dict[str, Any] | None = None
-        self.locator = Locator("")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            self.report_line(1, f"the file is not UTF-8 text ({exc.reason})")
-            return
-        except OSError as exc:
-            self.report_line(1, f"cannot read the file: {exc.strerror}")
-            return
-        self.locator = Locator(text)
-        try:
-            self.data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            message = str(exc)
-            match = re.search(r"\(at line (\d+), column \d+\)", message)
-            line = int(match.group(1)) if match else 1
-            message = re.sub(
-                r"\s*\(at (line \d+, column \d+|end of document)\)", "", message
-            )
-            self.report_line(line, f"invalid TOML: {message}")
-
-    def report_line(self, line: int, message: str) -> None:
-        self.problems.append(Problem(self.display, line, message))
-
-    def warn(self, where: Sequence[str | int], message: str) -> None:
-        """Note a cue or a doubt that does not make the bank invalid."""
-        self.warnings.append(Problem(self.display, self.line(where), message))
-
-    def report(self, where: Sequence[str | int], message: str) -> None:
-        self.report_line(self.locator.line(where), message)
-
-    def line(self, where: Sequence[str | int]) -> int:
-        return self.locator.line(where)
-
-    # Typed getters: each reports a problem and returns None on bad data.
-
-    def keys(self, table: dict, allowed: Iterable[str], where: tuple) -> None:
-        allowed = set(allowed)
-        for key in table:
-            if key not in allowed:
-                self.report(
-                    (*where, key),
-                    f"unknown key {key!r} (allowed here: {', '.join(sorted(allowed))})",
-                )
-
-    def identifier(self, table: dict, where: tuple, key: str = "id") -> str | None:
-        value = table.get(key)
-        if value is None:
-            self.report(where, f"missing {key!r}")
-            return None
-        if not isinstance(value, str) or not _ID_PATTERN.match(value):
-            self.report(
-                (*where, key),
-                f"{key} {value!r} must be lowercase letters, digits, '.', '_' or '-' "
-                "(starting with a letter or digit, at most 80 characters)",
-            )
-            return None
-        return value
-
-    def text(
-        self, table: dict, key: str, where: tuple, required: bool = True
-    ) -> dict | None:
-        value = table.get(key)
-        if value is None:
-            if required:
-                self.report(where, f"missing {key!r} (a table with zh-CN and en)")
-            return None
-        return self.bilingual(value, (*where, key), key)
-
-    def bilingual(self, value: Any, where: tuple, label: str) -> dict | None:
-        if not isinstance(value, dict):
-            self.report(
-                where,
-                f"{label} must be a table with the keys zh-CN and en, "
-                f'e.g. {label} = {{ zh-CN = "…", en = "…" }}',
-            )
-            return None
-        ok = True
-        for language in LANGUAGES:
-            text = value.get(language)
-            if text is None:
-                self.report(where, f"{label} is missing the language {language}")
-                ok = False
-            elif not isinstance(text, str) or not text.strip():
-                self.report(
-                    (*where, language), f"{label}.{language} must be non-empty text"
-                )
-                ok = False
-        for language in value:
-            if language not in LANGUAGES:
-                self.report(
-                    (*where, language),
-                    f"{label} has an unknown language key {language!r} "
-                    "(expected zh-CN and en)",
-                )
-                ok = False
-        if not ok:
-            return None
-        texts = {language: value[language].strip() for language in LANGUAGES}
-        for language, text in texts.items():
-            for message in punctuation(text, language) + math_markup(text):
-                self.report((*where, language), f"{label}.{language}: {message}")
-        return texts
-
-    def string_list(self, table: dict, key: str, where: tuple) -> list[str] | None:
-        value = table.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(
-            isinstance(item, str) and item.strip() for item in value
-        ):
-            self.report((*where, key), f"{key} must be a list of non-empty strings")
-            return None
-        return value
-
-    def table_list(self, table: dict, key: str, where: tuple) -> list[dict]:
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(x, dict) for x in value):
-            self.report(
-                (*where, key), f"{key} must be an array of tables ([[{key}]] sections)"
-            )
-            return []
-        return value
+__all__ = ["ATTENTION_QUANTITIES", "display_path", "lint", "load", "validate"]
 
 
 @dataclass
@@ -206,22 +44,15 @@ class _Draft:
     skills: dict[str, Skill] = field(default_factory=dict)
     notes: dict[str, Note] = field(default_factory=dict)
     questions: dict[str, Question] = field(default_factory=dict)
-    retired: dict[str, tuple[_File, tuple]] = field(default_factory=dict)
+    retired: dict[str, tuple[SourceFile, tuple]] = field(default_factory=dict)
     # id → (file, key path) of every question, for cross-reference messages.
-    question_sites: dict[str, tuple[_File, tuple]] = field(default_factory=dict)
-    skill_sites: dict[str, tuple[_File, tuple]] = field(default_factory=dict)
-    lesson_sites: dict[str, tuple[_File, tuple]] = field(default_factory=dict)
-    prerequisites: list[tuple[str, str, dict | None, _File, tuple]] = field(
+    question_sites: dict[str, tuple[SourceFile, tuple]] = field(default_factory=dict)
+    skill_sites: dict[str, tuple[SourceFile, tuple]] = field(default_factory=dict)
+    lesson_sites: dict[str, tuple[SourceFile, tuple]] = field(default_factory=dict)
+    prerequisites: list[tuple[str, str, dict | None, SourceFile, tuple]] = field(
         default_factory=list
     )
-
-
-def display_path(path: Path) -> str:
-    """Return `path` relative to the working folder when it is inside it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+    idea_sites: list[IdeaSite] = field(default_factory=list)
 
 
 def _lesson_folders(root: Path, draft: _Draft) -> list[Path]:
@@ -280,6 +111,8 @@ def _read(root: Path) -> tuple[Bank, list[Problem], list[Problem]]:
     for folder in folders:
         _read_lesson_folder(folder, draft)
     _check_references(draft)
+    check_ideas(draft.idea_sites, draft.questions, draft.question_sites)
+    _check_cues(draft)
     bank = Bank(
         lessons=draft.lessons,
         skills=draft.skills,
@@ -295,7 +128,7 @@ def _empty_bank() -> Bank:
 
 
 def _read_lesson_folder(folder: Path, draft: _Draft) -> None:
-    lesson_file = _File(
+    lesson_file = SourceFile(
         folder / LESSON_FILE,
         display_path(folder / LESSON_FILE),
         draft.problems,
@@ -309,7 +142,7 @@ def _read_lesson_folder(folder: Path, draft: _Draft) -> None:
     files = [lesson_file]
     for path in sorted(folder.glob("*.toml")):
         if path.name != LESSON_FILE:
-            question_file = _File(
+            question_file = SourceFile(
                 path, display_path(path), draft.problems, draft.warnings
             )
             if question_file.data is not None:
@@ -321,7 +154,7 @@ def _read_lesson_folder(folder: Path, draft: _Draft) -> None:
             _read_question(question_file, entry, ("questions", index), lesson_id, draft)
 
 
-def _read_lesson(file: _File, folder: Path, draft: _Draft) -> str | None:
+def _read_lesson(file: SourceFile, folder: Path, draft: _Draft) -> str | None:
     data = file.data
     file.keys(
         data,
@@ -334,6 +167,7 @@ def _read_lesson(file: _File, folder: Path, draft: _Draft) -> str | None:
             "retired",
             "skills",
             "notes",
+            "ideas",
             "questions",
         },
         (),
@@ -406,6 +240,7 @@ def _read_lesson(file: _File, folder: Path, draft: _Draft) -> str | None:
         if note_title is not None and body is not None:
             draft.notes[note_id] = Note(note_id, lesson_id, note_title, body)
 
+    ideas = read_ideas(file, data, lesson_id, draft.idea_sites)
     draft.lesson_sites[lesson_id] = (file, ("id",))
     if title is not None and summary is not None:
         draft.lessons[lesson_id] = Lesson(
@@ -415,12 +250,18 @@ def _read_lesson(file: _File, folder: Path, draft: _Draft) -> str | None:
             summary=summary,
             prerequisites=tuple(prerequisites),
             skill_ids=tuple(skill_ids),
+            ideas=ideas,
         )
     return lesson_id
 
 
 def _read_skill(
-    file: _File, entry: dict, where: tuple, lesson_id: str, order: int, draft: _Draft
+    file: SourceFile,
+    entry: dict,
+    where: tuple,
+    lesson_id: str,
+    order: int,
+    draft: _Draft,
 ) -> Skill | None:
     file.keys(entry, {"id", "title", "can_do"}, where)
     skill_id = file.identifier(entry, where)
@@ -453,18 +294,10 @@ _COMMON_QUESTION_KEYS = {
     "lesson_note",
     "difficulty",
 }
-_TYPE_KEYS = {
-    "choice": {"multiple", "options"},
-    "numeric": {"answer", "tolerance", "attention"},
-    "cloze": {"accepted"},
-    "recall": {"model_answer", "key_points"},
-    "ordering": {"steps"},
-    "generated": {"kind", "level"},
-}
 
 
 def _read_question(
-    file: _File, entry: dict, where: tuple, lesson_id: str, draft: _Draft
+    file: SourceFile, entry: dict, where: tuple, lesson_id: str, draft: _Draft
 ) -> None:
     question_id = file.identifier(entry, where)
     kind = entry.get("type")
@@ -473,9 +306,9 @@ def _read_question(
             (*where, "type"),
             f"type must be one of {', '.join(QUESTION_TYPES)}; got {kind!r}",
         )
-        file.keys(entry, _COMMON_QUESTION_KEYS.union(*_TYPE_KEYS.values()), where)
+        file.keys(entry, _COMMON_QUESTION_KEYS.union(*TYPE_KEYS.values()), where)
         return
-    file.keys(entry, _COMMON_QUESTION_KEYS | _TYPE_KEYS[kind], where)
+    file.keys(entry, _COMMON_QUESTION_KEYS | TYPE_KEYS[kind], where)
     if question_id is not None:
         if question_id in draft.question_sites:
             other, other_where = draft.question_sites[question_id]
@@ -509,7 +342,7 @@ def _read_question(
         )
         difficulty = None
 
-    reader = _TYPE_READERS[kind]
+    reader = TYPE_READERS[kind]
     data = reader(file, entry, where, prompt)
     if None in (question_id, skills, prompt, explanation, note, data):
         return
@@ -525,347 +358,6 @@ def _read_question(
         "data": data,
     }
     draft.questions[question_id] = Question(**fields, content_hash=content_hash(fields))
-
-
-def _read_choice(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
-    multiple = entry.get("multiple", False)
-    if not isinstance(multiple, bool):
-        file.report((*where, "multiple"), "multiple must be true or false")
-        return None
-    options_raw = entry.get("options")
-    if not isinstance(options_raw, list) or len(options_raw) < 2:
-        file.report(where, "a choice question needs at least two [[questions.options]]")
-        return None
-    options, ids, ok = [], set(), True
-    for index, option in enumerate(options_raw):
-        at = (*where, "options", index)
-        if not isinstance(option, dict):
-            file.report(at, "each option must be a table")
-            ok = False
-            continue
-        file.keys(option, {"id", "text", "correct", "why", "misconception"}, at)
-        option_id = option.get("id")
-        if not isinstance(option_id, str) or not _STEP_ID_PATTERN.match(option_id):
-            file.report(
-                (*at, "id"), 'option id must be short lowercase text such as "a"'
-            )
-            ok = False
-        elif option_id in ids:
-            file.report((*at, "id"), f"duplicate option id {option_id!r}")
-            ok = False
-        ids.add(option_id)
-        correct = option.get("correct", False)
-        if not isinstance(correct, bool):
-            file.report((*at, "correct"), "correct must be true or false")
-            ok = False
-        text = file.text(option, "text", at)
-        # A distractor must say why it is wrong: that is what the learner reads.
-        why = file.text(option, "why", at, required=not correct)
-        misconception = option.get("misconception")
-        if misconception is not None:
-            if correct:
-                file.report(
-                    (*at, "misconception"),
-                    "only a wrong option can name a misconception",
-                )
-                ok = False
-            elif not isinstance(misconception, str):
-                file.report((*at, "misconception"), "misconception must be a name")
-                ok = False
-        if text is None or (why is None and not correct):
-            ok = False
-        options.append(
-            {
-                "id": option_id,
-                "text": text,
-                "correct": correct is True,
-                "why": why,
-                "misconception": misconception,
-            }
-        )
-    if not ok:
-        return None
-    correct_count = sum(option["correct"] for option in options)
-    if not multiple and correct_count != 1:
-        file.report(
-            (*where, "options"),
-            f"a single-answer choice question needs exactly one option with "
-            f"correct = true; found {correct_count} (set multiple = true for "
-            "select-all-that-apply)",
-        )
-        return None
-    if multiple and correct_count == 0:
-        file.report(
-            (*where, "options"),
-            "a multiple-answer choice question needs at least one option "
-            "with correct = true",
-        )
-        return None
-    if correct_count == len(options):
-        file.report(
-            (*where, "options"),
-            "every option is correct: add at least one wrong option",
-        )
-        return None
-    first_correct = next(i for i, option in enumerate(options) if option["correct"])
-    for message in guessable_choice(options, multiple):
-        file.warn((*where, "options", first_correct, "text"), message)
-    return {"multiple": multiple, "options": options}
-
-
-def _read_numeric(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
-    answer = entry.get("answer")
-    tolerance = entry.get("tolerance")
-    ok = True
-    if not is_number(answer) or not math.isfinite(answer):
-        file.report(
-            (*where, "answer") if "answer" in entry else where,
-            "a numeric question needs a finite number as 'answer'",
-        )
-        ok = False
-    if not is_number(tolerance) or not (0 <= tolerance < math.inf):
-        file.report(
-            (*where, "tolerance") if "tolerance" in entry else where,
-            "a numeric question needs 'tolerance' (an absolute margin ≥ 0)",
-        )
-        ok = False
-    if not ok:
-        return None
-    data = {"answer": float(answer), "tolerance": float(tolerance), "attention": None}
-    if "attention" in entry:
-        spec = _read_attention_spec(file, entry["attention"], (*where, "attention"))
-        if spec is None:
-            return None
-        computed = _compute(spec)
-        if isinstance(computed, str):
-            file.report((*where, "attention"), computed)
-            return None
-        # Half the tolerance: then the exact value and everything near it pass.
-        if abs(computed - answer) > tolerance / 2 + 1e-12:
-            file.report(
-                (*where, "answer"),
-                f"answer {answer!r} disagrees with the engine: {spec['quantity']}"
-                f"{spec['index']} = {computed:.6g} (allowed gap: tolerance/2 = "
-                f"{tolerance / 2:g})",
-            )
-            return None
-        data["attention"] = spec
-        for message in mistakes_within_tolerance(spec, answer, tolerance):
-            file.warn((*where, "attention"), message)
-    return data
-
-
-def _read_attention_spec(file: _File, spec: Any, where: tuple) -> dict | None:
-    if not isinstance(spec, dict):
-        file.report(where, "attention must be a table ([questions.attention])")
-        return None
-    file.keys(
-        spec,
-        {"q", "k", "v", "mask", "causal", "scale", "temperature", "quantity", "index"},
-        where,
-    )
-    result: dict[str, Any] = {}
-    for name in ("q", "k", "v", "mask"):
-        if name not in spec:
-            if name != "mask":
-                file.report(where, f"attention needs the matrix {name!r}")
-                return None
-            result[name] = None
-            continue
-        matrix = spec[name]
-        if not (
-            isinstance(matrix, list)
-            and matrix
-            and all(isinstance(row, list) and row for row in matrix)
-            and all(is_number(x) for row in matrix for x in row)
-        ):
-            file.report(
-                (*where, name), f"{name} must be a matrix: a list of rows of numbers"
-            )
-            return None
-        result[name] = [[float(x) for x in row] for row in matrix]
-    for flag, default in (("causal", False),):
-        value = spec.get(flag, default)
-        if not isinstance(value, bool):
-            file.report((*where, flag), f"{flag} must be true or false")
-            return None
-        result[flag] = value
-    for number_key, default in (("scale", None), ("temperature", 1.0)):
-        value = spec.get(number_key, default)
-        if value is not None and not is_number(value):
-            file.report((*where, number_key), f"{number_key} must be a number")
-            return None
-        result[number_key] = None if value is None else float(value)
-    quantity = spec.get("quantity")
-    if quantity not in ATTENTION_QUANTITIES:
-        file.report(
-            (*where, "quantity"),
-            f"quantity must be one of {', '.join(ATTENTION_QUANTITIES)}; "
-            f"got {quantity!r}",
-        )
-        return None
-    index = spec.get("index")
-    if not (
-        isinstance(index, list)
-        and len(index) == ATTENTION_QUANTITIES[quantity]
-        and all(
-            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in index
-        )
-    ):
-        file.report(
-            (*where, "index"),
-            f"index must list {ATTENTION_QUANTITIES[quantity]} position(s) ≥ 0 "
-            f"(0-based) into {quantity}",
-        )
-        return None
-    result["quantity"] = quantity
-    result["index"] = index
-    return result
-
-
-def _compute(spec: dict) -> float | str:
-    """Recompute one entry with the engine; a string says what went wrong."""
-    from quizsvc.engine import AttentionInputError, attention
-
-    try:
-        trace = attention(
-            spec["q"],
-            spec["k"],
-            spec["v"],
-            mask=spec["mask"],
-            causal=spec["causal"],
-            scale=spec["scale"],
-            temperature=spec["temperature"],
-        )
-    except AttentionInputError as exc:
-        return f"the engine refuses these inputs: {exc}"
-    quantity = spec["quantity"]
-    array = (
-        trace.exp_unshifted()
-        if quantity == "exp_unshifted"
-        else getattr(trace, quantity)
-    )
-    index = tuple(spec["index"])
-    if any(i >= n for i, n in zip(index, array.shape, strict=True)):
-        return f"index {list(index)} is outside {quantity} of shape {array.shape}"
-    value = float(array[index])
-    if not math.isfinite(value):
-        return f"{quantity}{list(index)} is {value}, not a finite number"
-    return value
-
-
-def _read_cloze(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
-    accepted = file.string_list(entry, "accepted", where)
-    if accepted is None:
-        return None
-    if not accepted:
-        file.report(
-            where,
-            "a cloze question needs 'accepted' (the answers that count, at least one)",
-        )
-        return None
-    if prompt is not None:
-        for language in LANGUAGES:
-            if _BLANK not in prompt[language]:
-                file.report(
-                    (*where, "prompt", language),
-                    f"the {language} prompt of a cloze question needs a "
-                    f"blank written as {_BLANK}",
-                )
-        for language, message in cloze_answer_in_prompt(prompt, accepted):
-            file.warn((*where, "prompt", language), message)
-    return {"accepted": list(accepted)}
-
-
-def _read_recall(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
-    model_answer = file.text(entry, "model_answer", where)
-    key_points = []
-    raw = entry.get("key_points", [])
-    if not isinstance(raw, list):
-        file.report(
-            (*where, "key_points"),
-            "key_points must be a list of { zh-CN = …, en = … } tables",
-        )
-        return None
-    for index, point in enumerate(raw):
-        checked = file.bilingual(point, (*where, "key_points"), f"key_points[{index}]")
-        if checked is None:
-            return None
-        key_points.append(checked)
-    if model_answer is None:
-        return None
-    return {"model_answer": model_answer, "key_points": key_points}
-
-
-def _read_ordering(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
-    raw = entry.get("steps")
-    if not isinstance(raw, list) or len(raw) < 3:
-        file.report(
-            where,
-            "an ordering question needs at least three "
-            "[[questions.steps]], listed in the correct order",
-        )
-        return None
-    steps, ids = [], set()
-    for index, step in enumerate(raw):
-        at = (*where, "steps", index)
-        if not isinstance(step, dict):
-            file.report(at, "each step must be a table")
-            return None
-        file.keys(step, {"id", "text"}, at)
-        step_id = step.get("id")
-        if not isinstance(step_id, str) or not _STEP_ID_PATTERN.match(step_id):
-            file.report(
-                (*at, "id"), 'step id must be short lowercase text such as "scores"'
-            )
-            return None
-        if step_id in ids:
-            file.report((*at, "id"), f"duplicate step id {step_id!r}")
-            return None
-        ids.add(step_id)
-        text = file.text(step, "text", at)
-        if text is None:
-            return None
-        steps.append({"id": step_id, "text": text})
-    return {"steps": steps}
-
-
-def _read_generated(file: _File, entry: dict, where: tuple, prompt) -> dict | None:
-    try:
-        from quizsvc.problems import KINDS, LEVELS
-    except ImportError as exc:
-        file.report(
-            where,
-            f"cannot check the problem kind: quizsvc.problems does not import ({exc})",
-        )
-        return None
-    kind = entry.get("kind")
-    level = entry.get("level")
-    ok = True
-    if kind not in KINDS:
-        file.report(
-            (*where, "kind") if "kind" in entry else where,
-            f"unknown problem kind {kind!r} (known: {', '.join(KINDS)})",
-        )
-        ok = False
-    if isinstance(level, bool) or level not in LEVELS:
-        file.report(
-            (*where, "level") if "level" in entry else where,
-            f"unknown problem level {level!r} (known: "
-            f"{', '.join(str(x) for x in LEVELS)})",
-        )
-        ok = False
-    return {"kind": kind, "level": level} if ok else None
-
-
-_TYPE_READERS = {
-    "choice": _read_choice,
-    "numeric": _read_numeric,
-    "cloze": _read_cloze,
-    "recall": _read_recall,
-    "ordering": _read_ordering,
-    "generated": _read_generated,
-}
 
 
 def _check_references(draft: _Draft) -> None:
@@ -945,3 +437,16 @@ def _check_references(draft: _Draft) -> None:
             lesson.prerequisite_titles[prerequisite_id] = (
                 title if title is not None else dict(known.title)
             )
+
+
+def _check_cues(draft: _Draft) -> None:
+    """Warn about cues that span a lesson's questions, at the lesson's id."""
+    for lesson_id, (file, where) in draft.lesson_sites.items():
+        options = [
+            option
+            for question in draft.questions.values()
+            if question.lesson_id == lesson_id and question.type == "choice"
+            for option in question.data["options"]
+        ]
+        for message in absolute_word_cue(options):
+            file.warn(where, message)

@@ -10,6 +10,7 @@ import click
 
 from quizsvc import bank as question_bank
 from quizsvc.bank import Bank, BankError, Question, presented_steps
+from quizsvc.bank.ideas import coverage
 from quizsvc.commands.options import lang_option
 
 # Headings of `questions show`, in the learner's language.
@@ -88,7 +89,9 @@ def validate_command(path: Path | None) -> None:
     guess (a correct option that is the longest, a cloze prompt holding its
     own answer, a classic mistake landing within a numeric item's tolerance),
     then a one-line summary, and exits 0 when the bank is valid, warnings or
-    not; otherwise prints one `path:line: message` line per problem and exits 1.
+    not; otherwise prints one `path:line: message` line per problem (a numeric
+    key further than tolerance/2 from its exact value, or a tolerance that
+    accepts a declared near miss, among them) and exits 1.
     """
     root = path if path is not None else question_bank.DEFAULT_PATH
     problems = question_bank.validate(root)
@@ -107,6 +110,48 @@ def validate_command(path: Path | None) -> None:
     if warnings:
         line += f"; {_plural(len(warnings), 'warning')}"
     click.echo(line)
+
+
+@questions.command("coverage")
+@click.argument(
+    "path",
+    required=False,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+)
+@lang_option("Language of the ideas' text.")
+def coverage_command(path: Path | None, lang: str) -> None:
+    """Print how many questions of which types exercise each lesson idea and skill.
+
+    One table per lesson with [[ideas]] in lesson.toml: each idea's id, its
+    question count, its question types and "thin" where it has fewer than 4
+    questions or 2 types; then each skill of the lesson likewise.
+    """
+    root = path if path is not None else question_bank.DEFAULT_PATH
+    try:
+        bank = question_bank.load(root)
+    except BankError as exc:
+        raise click.ClickException(
+            f"the bank is invalid ({len(exc.problems)} problem(s)); run "
+            "`quizsvc questions validate` to list them"
+        ) from None
+    for lesson in bank.lessons.values():
+        click.echo(f"{lesson.id}: {len(lesson.ideas)} ideas")
+        for found in coverage(lesson.ideas, bank.questions):
+            flag = "thin" if found.thin else "ok"
+            click.echo(
+                f"  {found.idea.id:<5} {len(found.questions):>3}  {_types(found.types)}"
+                f"  {flag}  {found.idea.text[lang]}"
+            )
+        for skill_id in lesson.skill_ids:
+            items = bank.questions_for_skill(skill_id)
+            counts: dict[str, int] = {}
+            for question in sorted(items, key=lambda q: q.type):
+                counts[question.type] = counts.get(question.type, 0) + 1
+            click.echo(f"  skill {skill_id:<14} {len(items):>3}  {_types(counts)}")
+
+
+def _types(counts: dict[str, int]) -> str:
+    return ", ".join(f"{kind} {count}" for kind, count in counts.items())
 
 
 def summary_line(bank: Bank, root: Path) -> str:
@@ -187,9 +232,10 @@ def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str
     data = question.data
 
     if question.type == "choice":
-        lines[-1] += (
-            labels["gap"] + labels["multiple" if data["multiple"] else "single"]
-        )
+        label = labels["multiple" if data["multiple"] else "single"]
+        said = label.strip("()（）").casefold()
+        if said not in lines[-1].casefold():  # the prompt may say it already
+            lines[-1] += labels["gap"] + label
         lines += [f"  {option['id']}) {option['text']}" for option in public["options"]]
         for option in data["options"]:
             mark = "✓" if option["correct"] else "✗"
