@@ -90,7 +90,7 @@ def register_extensions(app: Flask) -> None:
     """Bind the database and the Flask extensions to the app."""
     from quizsvc import auth, db, i18n
     from quizsvc.extensions import csrf, limiter
-    from quizsvc.web import input_checks
+    from quizsvc.http import input_checks
 
     # First: the `int` URL converter must be in place before any route exists.
     input_checks.init_app(app)
@@ -158,7 +158,7 @@ def register_blueprints(app: Flask) -> None:
 def register_response_hooks(app: Flask) -> None:
     """Request ids and log lines, metrics, and security headers on every response."""
     from quizsvc import metrics
-    from quizsvc.web import headers, requestlog
+    from quizsvc.http import headers, requestlog
 
     # Flask runs after-request hooks last-registered first: the log line
     # measures the duration that the metrics then record.
@@ -169,6 +169,6 @@ def register_response_hooks(app: Flask) -> None:
 
 def register_errorhandlers(app: Flask) -> None:
     """Answer errors with a page (or JSON for API clients), never a traceback."""
-    from quizsvc.web import errors
+    from quizsvc.http import errors
 
     errors.init_app(app)

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from flask import Flask, g, request, session
 from flask_babel import Babel
+from flask_login import current_user
 
+from quizsvc.auth import current_db_user
+from quizsvc.db import begin_reading
+from quizsvc.services.settings import load_settings
 from quizsvc.text import DEFAULT_LANGUAGE, pick
 
 SUPPORTED = {"zh-CN": "zh_Hans_CN", "en": "en"}
@@ -41,8 +45,17 @@ def localized(text: dict[str, str] | str) -> str:
     return pick(text, current_language())
 
 
+def use_learner_language() -> None:
+    """Let a signed-in learner's language setting choose the interface language."""
+    if request.endpoint == "static" or not current_user.is_authenticated:
+        return
+    # Signing in opened the request's read phase (see db.begin_reading).
+    g.user_language = load_settings(begin_reading(), current_db_user()).language
+
+
 def init_app(app: Flask) -> None:
     """Bind Flask-Babel and expose the language helpers to templates."""
     app.config.setdefault("BABEL_DEFAULT_LOCALE", "zh_Hans_CN")
     babel.init_app(app, locale_selector=select_locale)
+    app.before_request(use_learner_language)
     app.jinja_env.globals.update(current_language=current_language, localized=localized)

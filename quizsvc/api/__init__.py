@@ -20,8 +20,9 @@ from flask_login import current_user
 from werkzeug.exceptions import HTTPException
 
 from quizsvc.extensions import csrf
+from quizsvc.http.errors import message_of
+from quizsvc.http.input_checks import MAX_ID
 from quizsvc.services import Conflict, InvalidInput, NotFound, ServiceError
-from quizsvc.web.input_checks import MAX_ID
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)
@@ -103,11 +104,7 @@ def service_error(exc: ServiceError):
     status = next((code for cls, code in _STATUS.items() if isinstance(exc, cls)), 400)
     if getattr(exc, "status", None):
         status = exc.status
-    from quizsvc.i18n import current_language
-
-    localized = getattr(exc, "localized", None)
-    message = localized(current_language()) if localized else str(exc)
-    response = jsonify(error=exc.code, message=message)
+    response = jsonify(error=exc.code, message=message_of(exc))
     response.status_code = status
     return response
 

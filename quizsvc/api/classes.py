@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import url_for
+from flask import current_app, url_for
 
 from quizsvc.api import bp, error, json_body, login_required
 from quizsvc.auth import current_db_user
@@ -25,7 +25,6 @@ from quizsvc.services.classes import (
     leave_class,
     rotate_join_code,
 )
-from quizsvc.web.classes import JOIN_RATE_LIMIT
 
 CLASS_FIELDS = ("name", "term", "timezone")
 JOIN_FIELDS = ("code", "student_number", "display_name")
@@ -123,7 +122,7 @@ def api_rotate_join_code(class_id: int):
 
 @bp.post("/classes/join")
 @login_required
-@limiter.limit(JOIN_RATE_LIMIT)
+@limiter.limit(lambda: current_app.config["JOIN_RATE_LIMIT"])
 def api_join_class():
     """Join a class with its code, as a learner."""
     body = json_body(("code",))

@@ -11,9 +11,9 @@ from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.grading import MISCONCEPTIONS
+from quizsvc.http.drill import current_drill_step
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
-from quizsvc.web.drill import current_drill_step
 
 # A day: the web drill clamps its timer to the same bound.
 MAX_DURATION_MS = 24 * 3600 * 1000

@@ -14,13 +14,29 @@ from quizsvc import grading
 from quizsvc.api import bp, error, json_body, login_required
 from quizsvc.auth import current_db_user
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
+from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
 from quizsvc.i18n import current_language, localized
+from quizsvc.models import SelfAssessment
 from quizsvc.services import insights
 from quizsvc.services.reviews import record_self_assessment
-from quizsvc.services.settings import load_settings
-from quizsvc.web.assess import assessment_dict, skill_overview
-from quizsvc.web.settings import SETTING_NAMES, apply_settings, settings_dict
+from quizsvc.services.settings import (
+    SETTING_NAMES,
+    apply_settings,
+    load_settings,
+    settings_dict,
+)
+
+
+def assessment_dict(assessment: SelfAssessment) -> dict[str, Any]:
+    """A self-assessment as JSON."""
+    return {
+        "id": assessment.id,
+        "skill_id": assessment.skill_id,
+        "level": assessment.level,
+        "note": assessment.note,
+        "assessed_at": assessment.assessed_at.isoformat(),
+    }
 
 
 @bp.get("/self-assessments")
@@ -28,7 +44,12 @@ from quizsvc.web.settings import SETTING_NAMES, apply_settings, settings_dict
 def api_self_assessments():
     """Each skill: the latest self-rating, its history and the measured record."""
     lang = current_language()
-    overview = skill_overview(get_session(), current_db_user(), datetime.now(UTC))
+    overview = insights.skill_overview(
+        get_session(),
+        current_db_user(),
+        insights.ordered_skills(get_bank()),
+        datetime.now(UTC),
+    )
     return {
         "scale": [
             {"level": step["level"], "label": step[lang]}

@@ -14,9 +14,9 @@ from flask_babel import gettext as _
 
 from quizsvc import grading, problems
 from quizsvc.api import bp, error, json_body
+from quizsvc.http.drill import problem_closed
 from quizsvc.i18n import current_language
-from quizsvc.web.closed_book import problem_closed
-from quizsvc.web.practice import MAX_SEED, fresh_seed, load_problem
+from quizsvc.problems import MAX_SEED, fresh_seed, is_seed, load_problem
 
 
 def id_of(problem: problems.Problem) -> str:
@@ -77,9 +77,7 @@ def api_new_problem():
     seed = body.get("seed")
     if seed is None:
         seed = fresh_seed()
-    elif (
-        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
-    ):
+    elif not is_seed(seed):
         raise error(
             400, "invalid_input", f"seed must be a whole number from 0 to {MAX_SEED}"
         )

@@ -12,7 +12,18 @@ from quizsvc.models import LANGUAGES, LearnerSettings, User
 from quizsvc.services import InvalidInput, resolve_now
 from quizsvc.services.users import check_timezone
 
-# What a learner may change, with the rule each value must meet.
+# What a learner may change (the settings page and the API show these).
+SETTING_NAMES = (
+    "desired_retention",
+    "new_per_day",
+    "reviews_per_day",
+    "timezone",
+    "rollover_hour",
+    "two_button_mode",
+    "language",
+)
+
+# The rule each value must meet.
 _RULES: dict[str, tuple[type, Any, str]] = {
     "desired_retention": (
         float,
@@ -96,6 +107,26 @@ def update_settings(
     settings.updated_at = resolve_now(now)
     session.flush()
     return settings
+
+
+def apply_settings(
+    session: Session, user: User, changes: dict[str, Any]
+) -> LearnerSettings:
+    """Change some settings and keep the profile's time zone and language in step."""
+    settings = update_settings(session, user, **changes)
+    # Dates on every page are shown in the profile's time zone, and new
+    # defaults come from its locale: both follow what the learner chose here.
+    if "timezone" in changes:
+        user.timezone = settings.timezone
+    if "language" in changes:
+        user.locale = settings.language
+    session.flush()
+    return settings
+
+
+def settings_dict(settings: LearnerSettings) -> dict[str, Any]:
+    """The learner's settings as a plain dict (the API's JSON), by SETTING_NAMES."""
+    return {name: getattr(settings, name) for name in SETTING_NAMES}
 
 
 def _coerce(kind: type, value: Any) -> Any:

@@ -23,6 +23,7 @@ from wtforms.validators import DataRequired, EqualTo, Length, Regexp
 from quizsvc.auth import authenticate, register, sign_in, sign_out
 from quizsvc.db import transaction
 from quizsvc.extensions import login_limit, register_limit
+from quizsvc.http.errors import message_of
 from quizsvc.i18n import current_language
 from quizsvc.services import Conflict, ServiceError
 from quizsvc.services.users import USERNAME_PATTERN
@@ -97,11 +98,8 @@ def register_page():
         except Conflict:
             form.username.errors.append(_("This username is taken; choose another."))
         except ServiceError as exc:
-            localized = getattr(exc, "localized", None)
             field = form.password if "password" in str(exc) else form.username
-            field.errors.append(
-                localized(current_language()) if localized else str(exc)
-            )
+            field.errors.append(message_of(exc))
         else:
             flash(_("Welcome! Your first drill is ready."), "success")
             return redirect(url_for("today.today"))

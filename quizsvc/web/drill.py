@@ -14,20 +14,17 @@ from quizsvc import bank as bank_module
 from quizsvc import grading, problems
 from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
-from quizsvc.db import (
-    begin_reading,
-    commits_without_flush,
-    get_session,
-    transaction,
-)
+from quizsvc.db import commits_without_flush, get_session, transaction
+from quizsvc.http.drill import current_drill_step
+from quizsvc.http.errors import message_of
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
 from quizsvc.services import NotFound, ServiceError, drill
 from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import find_answer
 from quizsvc.services.settings import load_settings
-from quizsvc.web import practice
 from quizsvc.web.answers import collect_answers, typed_values
+from quizsvc.web.grid import cell_marks, move_paste_into_grid
 
 bp = Blueprint("drill", __name__)
 today_bp = Blueprint("today", __name__)
@@ -75,11 +72,6 @@ def _form_answer(step: drill.OpenDrillItem) -> Any:
     return request.form.get("answer", "").strip() or None
 
 
-def _message(exc: ServiceError) -> str:
-    localized = getattr(exc, "localized", None)
-    return localized(current_language()) if localized else str(exc)
-
-
 def _render_item(
     step: drill.OpenDrillItem,
     *,
@@ -102,20 +94,6 @@ def _render_item(
         ratings=ratings,
         idempotency_key=uuid.uuid4().hex,
     ), status
-
-
-def current_drill_step() -> drill.DrillStep:
-    """Return the signed-in learner's drill step, opening the next item if due.
-
-    Most steps only read: the day's plan is worked out in the read phase and
-    only opening an item takes the write lock (see db.begin_reading).
-    """
-    user = current_db_user()
-    step = drill.preview_step(begin_reading(), user)
-    if isinstance(step, drill.PlannedOpening):
-        with transaction() as session:
-            step = drill.open_planned(session, user, step)
-    return step
 
 
 @bp.get("/drill")
@@ -148,7 +126,7 @@ def reveal():
             get_session(), current_db_user(), step.item.id
         )
     except ServiceError as exc:
-        return _render_item(step, error=str(exc), status=400)
+        return _render_item(step, error=message_of(exc), status=400)
     lang = current_language()
     revealed = {
         "model_answer": revealed["model_answer"].get(lang),
@@ -204,7 +182,7 @@ def answer():
     except ServiceError as exc:
         values = typed_values(request.form)
         values["answer"] = request.form.getlist("answer")
-        return _render_item(step, error=_message(exc), values=values, status=400)
+        return _render_item(step, error=message_of(exc), values=values, status=400)
     return redirect(url_for("drill.result", review_id=review_id))
 
 
@@ -226,13 +204,13 @@ def _details(review: Review) -> dict[str, Any]:
         verdict = grading.grade(problem, answers)
         public = problem.public_dict(lang)
         values = _grid_values(public, answers)
-        practice.move_paste_into_grid(problem, answers, values)
+        move_paste_into_grid(problem, answers, values)
         details.update(
             problem=public,
             verdict=verdict.to_dict(),
             labels={ask["name"]: ask["label"] for ask in public["ask"]},
             grid=values,
-            marks=practice.cell_marks(verdict),
+            marks=cell_marks(verdict),
             expected={a.name: problem.answer_json(a.name) for a in problem.ask},
         )
     elif question.type in bank_module.CHECKABLE_TYPES and stored is not None:
@@ -348,7 +326,7 @@ def explain(review_id: int):
             review=review,
             needs_why=True,
             details=_details(review),
-            error=_message(exc),
+            error=message_of(exc),
             why=request.form.get("why", ""),
             min_chars=drill.MIN_EXPLANATION_CHARS,
             max_chars=drill.MAX_EXPLANATION_CHARS,

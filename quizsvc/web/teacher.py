@@ -29,7 +29,9 @@ from flask_babel import lazy_gettext as _l
 from flask_login import login_required
 
 from quizsvc.auth import current_db_user
+from quizsvc.config import COMMON_TIMEZONES
 from quizsvc.db import get_session, transaction
+from quizsvc.http.errors import message_of
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import Classroom, User
 from quizsvc.services import NotFound, ServiceError, class_reports, insights
@@ -53,9 +55,7 @@ from quizsvc.services.classes import (
     set_joining_open,
 )
 from quizsvc.web.charts import recall_grid_svg
-from quizsvc.web.classes import error_text
-from quizsvc.web.progress import calendar_chart
-from quizsvc.web.settings import COMMON_TIMEZONES
+from quizsvc.web.learner_charts import calendar_chart
 
 bp = Blueprint("teacher", __name__, url_prefix="/teacher")
 
@@ -142,7 +142,7 @@ def _period(classroom: Classroom) -> class_reports.Period:
             request.args.get("from"), request.args.get("to"), classroom.timezone
         )
     except ServiceError as exc:
-        abort(400, description=error_text(exc))
+        abort(400, description=message_of(exc))
 
 
 def class_time(moment: datetime | None, zone: str) -> str:
@@ -210,7 +210,7 @@ def create():
             listings=classes_of(get_session(), user),
             timezones=COMMON_TIMEZONES,
             form=form,
-            error=error_text(exc),
+            error=message_of(exc),
         ), 400
     flash(_("Class created. Share the join code with your learners."), "success")
     return redirect(url_for("teacher.settings", class_id=classroom.id))
@@ -417,7 +417,7 @@ def _settings_action(class_id: int, action, success):
         )
     except ServiceError as exc:
         status = 404 if isinstance(exc, NotFound) else 400
-        return _settings_page(classroom, status, error=error_text(exc))
+        return _settings_page(classroom, status, error=message_of(exc))
     flash(success(result) if callable(success) else success, "success")
     return redirect(url_for("teacher.settings", class_id=class_id))
 

@@ -9,7 +9,7 @@ from flask_babel import lazy_gettext as _l
 from flask_limiter import RateLimitExceeded
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from quizsvc.web.requestlog import request_id, route_of_request
+from quizsvc.http.requestlog import request_id, route_of_request
 
 
 def wants_json() -> bool:
@@ -21,6 +21,14 @@ def wants_json() -> bool:
         best == "application/json"
         and request.accept_mimetypes[best] > (request.accept_mimetypes["text/html"])
     )
+
+
+def message_of(exc: Exception) -> str:
+    """A service error's message in the request's language (when it has both)."""
+    from quizsvc.i18n import current_language
+
+    localized = getattr(exc, "localized", None)
+    return localized(current_language()) if localized else str(exc)
 
 
 def error_code(exc: HTTPException) -> str:
