@@ -14,9 +14,7 @@ from quizsvc.grading import MISCONCEPTIONS
 from quizsvc.http.drill import current_drill_step
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
-
-# A day: the web drill clamps its timer to the same bound.
-MAX_DURATION_MS = 24 * 3600 * 1000
+from quizsvc.services.reviews import MAX_DURATION_MS
 
 
 def _duration(body: dict[str, Any]) -> int | None:

@@ -19,7 +19,6 @@ has no explanation yet, are locked.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -35,7 +34,6 @@ from quizsvc.services import InvalidInput, NotFound, resolve_now
 from quizsvc.services.messages import LocalizedConflict, LocalizedInvalidInput
 from quizsvc.services.queue import daily_plan
 from quizsvc.services.reviews import (
-    MAX_EXPLANATION_CHARS,
     check_key,
     find_answer,
     get_open_item,
@@ -46,12 +44,8 @@ from quizsvc.services.reviews import (
 )
 from quizsvc.services.settings import load_settings
 
-MIN_EXPLANATION_CHARS = 5
 # Streaks are counted over at most this many past days (one query, bounded).
 STREAK_HORIZON_DAYS = 400
-# Generated problems in drills draw seeds from this range (fits a BIGINT and
-# stays readable in a permalink).
-SEED_LIMIT = 2**31
 
 
 class AnswerFormatError(InvalidInput):
@@ -336,7 +330,7 @@ def preview_step(
     if question.type == "generated":
         problem_ref = {
             "problem_kind": question.data["kind"],
-            "problem_seed": secrets.randbelow(SEED_LIMIT),
+            "problem_seed": problems.fresh_seed(),
             "problem_level": int(question.data["level"]),
         }
     return PlannedOpening(
@@ -713,20 +707,6 @@ def explain(
     now: datetime | None = None,
 ) -> Explanation:
     """Store the learner's explanation of a wrong answer."""
-    text = (text or "").strip()
-    if len(text) < MIN_EXPLANATION_CHARS:
-        raise LocalizedInvalidInput(
-            f"请至少写 {MIN_EXPLANATION_CHARS} 个字符,说说你觉得自己错在哪里。",
-            f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
-            "the answer was wrong.",
-        )
-    if len(text) > MAX_EXPLANATION_CHARS:
-        raise LocalizedInvalidInput(
-            f"解释最多 {MAX_EXPLANATION_CHARS} 个字符，现在有 {len(text)} 个；"
-            "请写短一些。",
-            f"An explanation takes at most {MAX_EXPLANATION_CHARS} characters; this "
-            f"one has {len(text)}. Please shorten it.",
-        )
     lock_learner(session, user)
     review = review_of(session, user, review_id)
     if review.correct:

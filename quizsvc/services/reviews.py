@@ -23,7 +23,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from quizsvc import scheduling
+from quizsvc import problems, scheduling
 from quizsvc.models import (
     STATE_NEW,
     Card,
@@ -36,6 +36,7 @@ from quizsvc.models import (
     User,
 )
 from quizsvc.services import Conflict, InvalidInput, NotFound, resolve_now
+from quizsvc.services.messages import LocalizedInvalidInput
 from quizsvc.services.parameters import current_parameters
 from quizsvc.services.settings import load_settings
 
@@ -43,9 +44,13 @@ if TYPE_CHECKING:
     from quizsvc.models import LearnerSettings
 
 MAX_ANSWER_CHARS = 10_000
+# An explanation of a wrong answer: a sentence at least, a page at most.
+MIN_EXPLANATION_CHARS = 5
 MAX_EXPLANATION_CHARS = 4_000
 MAX_NOTE_CHARS = 2_000
 MAX_KEY_CHARS = 128
+# The longest time on one item a review stores (a day); the edges clamp or
+# refuse longer ones with this bound.
 MAX_DURATION_MS = 24 * 60 * 60 * 1000
 # The learner's "usual" time on an item type: the median of this many of their
 # latest right answers of that type.
@@ -321,10 +326,10 @@ def _check_fields(
             not isinstance(value, str) or not 0 < len(value) <= 64
         ):
             raise InvalidInput(f"{name} must be a name of 1-64 characters")
-    if problem_seed is not None and (
-        not _is_int(problem_seed) or not 0 <= problem_seed < 2**63
-    ):
-        raise InvalidInput("problem_seed must be a whole number from 0 to 2**63 - 1")
+    if problem_seed is not None and not problems.is_seed(problem_seed):
+        raise InvalidInput(
+            f"problem_seed must be a whole number from 0 to {problems.MAX_SEED}"
+        )
     if problem_level is not None and (
         not _is_int(problem_level) or not 1 <= problem_level <= 99
     ):
@@ -449,6 +454,25 @@ def _close_if_open(session: Session, user: User, item_id: str) -> None:
         session.flush()
 
 
+def check_explanation(text: str | None) -> str:
+    """Return the explanation trimmed, refusing one too short or too long to keep."""
+    body = (text or "").strip()
+    if len(body) < MIN_EXPLANATION_CHARS:
+        raise LocalizedInvalidInput(
+            f"请至少写 {MIN_EXPLANATION_CHARS} 个字符,说说你觉得自己错在哪里。",
+            f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
+            "the answer was wrong.",
+        )
+    if len(body) > MAX_EXPLANATION_CHARS:
+        raise LocalizedInvalidInput(
+            f"解释最多 {MAX_EXPLANATION_CHARS} 个字符，现在有 {len(body)} 个；"
+            "请写短一些。",
+            f"An explanation takes at most {MAX_EXPLANATION_CHARS} characters; this "
+            f"one has {len(body)}. Please shorten it.",
+        )
+    return body
+
+
 def record_explanation(
     session: Session,
     user: User,
@@ -465,11 +489,7 @@ def record_explanation(
         raise NotFound(f"no review {review_id} of yours")
     if review.correct:
         raise InvalidInput("explanations are written about wrong answers")
-    body = (text or "").strip()
-    if not body or len(body) > MAX_EXPLANATION_CHARS:
-        raise InvalidInput(
-            f"the explanation must be 1-{MAX_EXPLANATION_CHARS} characters"
-        )
+    body = check_explanation(text)
     explanation = review.explanation
     if explanation is None:
         explanation = Explanation(

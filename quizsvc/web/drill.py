@@ -21,7 +21,12 @@ from quizsvc.i18n import current_language
 from quizsvc.models import Review
 from quizsvc.services import NotFound, ServiceError, drill
 from quizsvc.services.queue import build_daily_queue
-from quizsvc.services.reviews import find_answer
+from quizsvc.services.reviews import (
+    MAX_DURATION_MS,
+    MAX_EXPLANATION_CHARS,
+    MIN_EXPLANATION_CHARS,
+    find_answer,
+)
 from quizsvc.services.settings import load_settings
 from quizsvc.web.answers import collect_answers, typed_values
 from quizsvc.web.grid import cell_marks, move_paste_into_grid
@@ -166,7 +171,7 @@ def answer():
     duration_ms = None
     if opened_at is not None:
         elapsed = (datetime.now(UTC) - opened_at).total_seconds() * 1000
-        duration_ms = int(min(max(elapsed, 0), 24 * 3600 * 1000))
+        duration_ms = int(min(max(elapsed, 0), MAX_DURATION_MS))
     try:
         with transaction():
             submission = drill.submit_answer(
@@ -302,8 +307,8 @@ def result(review_id: int):
         needs_why=needs_why,
         details=_details(review),
         error=None,
-        min_chars=drill.MIN_EXPLANATION_CHARS,
-        max_chars=drill.MAX_EXPLANATION_CHARS,
+        min_chars=MIN_EXPLANATION_CHARS,
+        max_chars=MAX_EXPLANATION_CHARS,
     )
 
 
@@ -328,8 +333,8 @@ def explain(review_id: int):
             details=_details(review),
             error=message_of(exc),
             why=request.form.get("why", ""),
-            min_chars=drill.MIN_EXPLANATION_CHARS,
-            max_chars=drill.MAX_EXPLANATION_CHARS,
+            min_chars=MIN_EXPLANATION_CHARS,
+            max_chars=MAX_EXPLANATION_CHARS,
         ), 400
     return redirect(url_for("drill.result", review_id=review_id))
 
