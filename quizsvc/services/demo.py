@@ -23,7 +23,7 @@ import numpy as np
 from sqlalchemy import Connection, Engine, func, insert, select, text
 
 from quizsvc import scheduling
-from quizsvc.db import is_sqlite
+from quizsvc.db.engine import is_sqlite
 from quizsvc.models import (
     STATE_LEARNING,
     STATE_NEW,

@@ -7,7 +7,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from quizsvc.db import phase_cache
+from quizsvc.db.transactions import phase_cache
 from quizsvc.models import LANGUAGES, LearnerSettings, User
 from quizsvc.services import InvalidInput, resolve_now
 from quizsvc.services.users import check_timezone
