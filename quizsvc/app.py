@@ -88,9 +88,9 @@ def _instance_secret_key(instance: Path) -> str:
 
 def register_extensions(app: Flask) -> None:
     """Bind the database and the Flask extensions to the app."""
-    from quizsvc import auth, db, i18n
+    from quizsvc import db, i18n
     from quizsvc.extensions import csrf, limiter
-    from quizsvc.http import input_checks
+    from quizsvc.http import input_checks, login
 
     # First: the `int` URL converter must be in place before any route exists.
     input_checks.init_app(app)
@@ -98,7 +98,7 @@ def register_extensions(app: Flask) -> None:
     i18n.init_app(app)
     csrf.init_app(app)
     limiter.init_app(app)
-    auth.init_app(app)
+    login.init_app(app)
     app.session_interface = HttpsAwareSessionInterface()
     if app.config.get("TRUSTED_PROXIES"):
         # Behind a reverse proxy the client address and scheme come from its

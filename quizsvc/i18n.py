@@ -10,7 +10,6 @@ from flask import Flask, g, request, session
 from flask_babel import Babel
 from flask_login import current_user
 
-from quizsvc.auth import current_db_user
 from quizsvc.db import begin_reading
 from quizsvc.services.settings import load_settings
 from quizsvc.text import DEFAULT_LANGUAGE, pick
@@ -50,7 +49,7 @@ def use_learner_language() -> None:
     if request.endpoint == "static" or not current_user.is_authenticated:
         return
     # Signing in opened the request's read phase (see db.begin_reading).
-    g.user_language = load_settings(begin_reading(), current_db_user()).language
+    g.user_language = load_settings(begin_reading(), current_user.user).language
 
 
 def init_app(app: Flask) -> None:

@@ -7,10 +7,10 @@ import logging
 import pytest
 from sqlalchemy import text
 
-from quizsvc.auth import check_password_rules, register
 from quizsvc.db import downgrade, get_session, upgrade
 from quizsvc.models import username_key
 from quizsvc.services import InvalidInput
+from quizsvc.services.accounts import check_password_rules, register
 from tests.webutil import PASSWORD, csrf_token, make_learner, sign_in
 
 NEW_PASSWORD = "violet kettle umbrella"

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from quizsvc.auth import hash_password
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, Membership, Review, RosterEntry, User
+from quizsvc.services.accounts import hash_password
 from quizsvc.services.classes import create_class, join_class
 from quizsvc.services.reviews import record_explanation, record_self_assessment
 from quizsvc.services.users import create_user

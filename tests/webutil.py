@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from quizsvc.auth import register
 from quizsvc.db import get_session
 from quizsvc.models import User
+from quizsvc.services.accounts import register
 from quizsvc.services.reviews import open_item
 
 PASSWORD = "correct horse battery"

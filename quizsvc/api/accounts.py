@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 from quizsvc.api import bp, error, json_body, login_required
-from quizsvc.auth import (
-    authenticate,
-    change_password,
+from quizsvc.db import get_session, transaction
+from quizsvc.extensions import login_limit, register_limit
+from quizsvc.http.login import (
     current_db_user,
     current_session_secret,
+    sign_in,
+    sign_out,
+)
+from quizsvc.i18n import SUPPORTED
+from quizsvc.services.accounts import (
+    authenticate,
+    change_password,
     end_sessions,
     issue_token,
     list_tokens,
     register,
     revoke_token,
-    sign_in,
-    sign_out,
 )
-from quizsvc.db import get_session, transaction
-from quizsvc.extensions import login_limit, register_limit
-from quizsvc.i18n import SUPPORTED
 
 
 def _user_dict(user) -> dict:

@@ -11,9 +11,9 @@ from typing import Any
 from flask import current_app, url_for
 
 from quizsvc.api import bp, error, json_body, login_required
-from quizsvc.auth import current_db_user
 from quizsvc.db import get_session, transaction
 from quizsvc.extensions import limiter
+from quizsvc.http.login import current_db_user
 from quizsvc.models import Classroom
 from quizsvc.services import class_reports
 from quizsvc.services.classes import (

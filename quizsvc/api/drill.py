@@ -7,11 +7,11 @@ from typing import Any
 from flask_babel import gettext as _
 
 from quizsvc.api import bp, error, id_field, json_body, login_required
-from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.grading import MISCONCEPTIONS
 from quizsvc.http.drill import current_drill_step
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
 from quizsvc.services.reviews import MAX_DURATION_MS

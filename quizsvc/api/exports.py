@@ -18,9 +18,9 @@ from flask import Response, current_app, request, stream_with_context
 from sqlalchemy.orm import Session
 
 from quizsvc.api import bp, error, login_required
-from quizsvc.auth import current_db_user
 from quizsvc.db import get_engine, get_session, read_only_session
 from quizsvc.exports import MEDIA_TYPES, iter_csv, iter_json_document, render
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.models import Classroom, User
 from quizsvc.services.classes import class_for_teacher

@@ -12,10 +12,10 @@ from typing import Any
 
 from quizsvc import grading
 from quizsvc.api import bp, error, json_body, login_required
-from quizsvc.auth import current_db_user
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
 from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import SelfAssessment
 from quizsvc.services import insights

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask_login import current_user
 
-from quizsvc.auth import current_db_user
 from quizsvc.db import begin_reading, get_session, transaction
+from quizsvc.http.login import current_db_user
 from quizsvc.services import drill
 
 

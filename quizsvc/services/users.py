@@ -1,4 +1,4 @@
-"""Accounts: create and look up users (password hashing belongs to the web layer)."""
+"""Users: create and look up accounts (passwords and sessions: services.accounts)."""
 
 from __future__ import annotations
 

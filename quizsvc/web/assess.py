@@ -14,11 +14,11 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import login_required
 
-from quizsvc.auth import current_db_user
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
 from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
 from quizsvc.http.errors import message_of
+from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError, insights
 from quizsvc.services.reviews import MAX_NOTE_CHARS, record_self_assessment
 

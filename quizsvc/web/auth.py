@@ -20,12 +20,13 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired, EqualTo, Length, Regexp
 
-from quizsvc.auth import authenticate, register, sign_in, sign_out
 from quizsvc.db import transaction
 from quizsvc.extensions import login_limit, register_limit
 from quizsvc.http.errors import message_of
+from quizsvc.http.login import sign_in, sign_out
 from quizsvc.i18n import current_language
 from quizsvc.services import Conflict, ServiceError
+from quizsvc.services.accounts import authenticate, register
 from quizsvc.services.users import USERNAME_PATTERN
 
 bp = Blueprint("auth", __name__)

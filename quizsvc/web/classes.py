@@ -14,10 +14,10 @@ from flask import (
 from flask_babel import gettext as _
 from flask_login import login_required
 
-from quizsvc.auth import current_db_user
 from quizsvc.db import get_session, transaction
 from quizsvc.extensions import limiter
 from quizsvc.http.errors import message_of
+from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError
 from quizsvc.services.classes import (
     MAX_DISPLAY_NAME,

@@ -8,8 +8,8 @@ from __future__ import annotations
 from flask import render_template
 from flask_login import current_user
 
-from quizsvc.auth import current_db_user
 from quizsvc.db import get_session
+from quizsvc.http.login import current_db_user
 from quizsvc.services import drill
 
 

@@ -12,11 +12,11 @@ from flask_login import login_required
 
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems
-from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.http.drill import current_drill_step
 from quizsvc.http.errors import message_of
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
 from quizsvc.services import NotFound, ServiceError, drill

@@ -16,8 +16,8 @@ from flask_babel import gettext as _
 from flask_login import login_required
 
 from quizsvc import grading
-from quizsvc.auth import current_db_user
 from quizsvc.db import get_session
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import localized
 from quizsvc.services import insights
 from quizsvc.web.charts import column_chart_svg, labelled_bars_svg

@@ -23,20 +23,18 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import login_required
 
-from quizsvc.auth import (
+from quizsvc.config import COMMON_TIMEZONES
+from quizsvc.db import get_session, transaction
+from quizsvc.http.errors import message_of
+from quizsvc.http.login import current_db_user, current_session_secret, sign_out
+from quizsvc.services import InvalidInput, NotFound, ServiceError
+from quizsvc.services.accounts import (
     change_password,
-    current_db_user,
-    current_session_secret,
     end_sessions,
     issue_token,
     list_tokens,
     revoke_token,
-    sign_out,
 )
-from quizsvc.config import COMMON_TIMEZONES
-from quizsvc.db import get_session, transaction
-from quizsvc.http.errors import message_of
-from quizsvc.services import InvalidInput, NotFound, ServiceError
 from quizsvc.services.settings import (
     SETTING_NAMES,
     apply_settings,

@@ -28,10 +28,10 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import login_required
 
-from quizsvc.auth import current_db_user
 from quizsvc.config import COMMON_TIMEZONES
 from quizsvc.db import get_session, transaction
 from quizsvc.http.errors import message_of
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import Classroom, User
 from quizsvc.services import NotFound, ServiceError, class_reports, insights
