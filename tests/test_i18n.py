@@ -16,8 +16,8 @@ from tests.webutil import make_learner, sign_in
 ROOT = Path(__file__).resolve().parents[1]
 TRANSLATIONS = ROOT / "quizsvc" / "translations"
 CATALOG = TRANSLATIONS / "zh_Hans_CN" / "LC_MESSAGES"
-# The README's `pybabel extract -F babel.cfg -k _l -k lazy_gettext`.
-KEYWORDS = {**DEFAULT_KEYWORDS, "_l": None, "lazy_gettext": None}
+# The README's `pybabel extract -F babel.cfg -k _l -k lazy_gettext -k N_`.
+KEYWORDS = {**DEFAULT_KEYWORDS, "_l": None, "lazy_gettext": None, "N_": None}
 
 
 def _key(message):

@@ -15,22 +15,18 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
-from flask import Blueprint, Flask, g, jsonify, request
+from flask import Blueprint, Flask, g, request
 from flask_login import current_user
 from werkzeug.exceptions import HTTPException
 
 from quizsvc.extensions import csrf
-from quizsvc.http.errors import message_of
 from quizsvc.http.input_checks import MAX_ID
-from quizsvc.services import Conflict, InvalidInput, NotFound, ServiceError
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-_STATUS = {NotFound: 404, InvalidInput: 400, Conflict: 409}
 
 
 class ApiError(HTTPException):
@@ -96,17 +92,6 @@ def login_required(view: Callable[P, R]) -> Callable[P, R]:
         return view(*args, **kwargs)
 
     return wrapper
-
-
-@bp.errorhandler(ServiceError)
-def service_error(exc: ServiceError):
-    """Turn a service error into the JSON error contract."""
-    status = next((code for cls, code in _STATUS.items() if isinstance(exc, cls)), 400)
-    if getattr(exc, "status", None):
-        status = exc.status
-    response = jsonify(error=exc.code, message=message_of(exc))
-    response.status_code = status
-    return response
 
 
 def init_app(app: Flask) -> None:

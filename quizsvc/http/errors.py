@@ -1,15 +1,75 @@
-"""One error contract: JSON `{"error", "message"}` for API clients, a page otherwise."""
+"""One error contract: any error becomes a page, or JSON `{"error", "message"}`.
+
+Every error quizsvc answers with passes through here: the errors of
+quizsvc.errors (the services' and the API's), werkzeug's HTTP errors (the
+strict input checks' 400s, a 404 from the URL map, a 405, a 413), Flask-
+Limiter's 429. `message_of(exc)` gives its message in the request's language:
+a msgid from the Babel catalogue, or bilingual content picked with
+quizsvc.text.pick; `status_of` and `code_of` give its status and its code.
+"""
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Flask, jsonify, render_template, request, url_for
+from flask import Flask, current_app, jsonify, render_template, request, url_for
+from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
 from flask_limiter import RateLimitExceeded
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from quizsvc.errors import Message, QuizError
 from quizsvc.http.requestlog import request_id, route_of_request
+from quizsvc.i18n import current_language
+
+# A title and a message for each status, shown when the error brings no
+# message of its own (werkzeug's generic English text is never shown).
+_STATUS_TEXT = {
+    400: (_l("Bad request"), _l("The request could not be read.")),
+    401: (_l("Sign in first"), _l("Sign in first, then try again.")),
+    403: (_l("Forbidden"), _l("You may not open this page.")),
+    404: (_l("Not found"), _l("There is nothing at this address.")),
+    405: (_l("Method not allowed"), _l("This page cannot be used that way.")),
+    409: (_l("Conflict"), _l("This contradicts what is already stored.")),
+    413: (_l("Too large"), _l("What you sent is too large.")),
+    415: (
+        _l("Unsupported format"),
+        _l("This address cannot read what was sent in that format."),
+    ),
+    423: (_l("Closed for now"), _l("This stays closed while a drill item is open.")),
+    429: (
+        _l("Too many attempts"),
+        _l("Too many attempts; wait a minute and try again."),
+    ),
+    500: (
+        _l("Server error"),
+        _l("Something went wrong on our side; please try again."),
+    ),
+    503: (
+        _l("Unavailable"),
+        _l("The service is unavailable for a moment; please try again soon."),
+    ),
+}
+_ANY_STATUS = (_l("Error"), _l("The request could not be carried out."))
+
+
+class RefusedRequest(HTTPException):
+    """A werkzeug HTTP error whose message is a catalogue msgid with parameters.
+
+    For the checks that must raise werkzeug's errors (the URL converter, the
+    JSON provider); everything else raises a quizsvc.errors error.
+    """
+
+    code_name = "invalid_input"
+
+    def __init__(self, msgid: str, /, **params: Any):
+        self.message = Message(msgid, **params)
+        super().__init__(description=str(self.message))
+
+
+def _translate(msgid: str) -> str:
+    return gettext(msgid)
 
 
 def wants_json() -> bool:
@@ -23,80 +83,72 @@ def wants_json() -> bool:
     )
 
 
-def message_of(exc: Exception) -> str:
-    """A service error's message in the request's language (when it has both)."""
-    from quizsvc.i18n import current_language
-
-    localized = getattr(exc, "localized", None)
-    return localized(current_language()) if localized else str(exc)
-
-
-def error_code(exc: HTTPException) -> str:
-    """A stable snake_case code for an HTTP error, e.g. "not_found"."""
-    return getattr(exc, "code_name", None) or (exc.name or "error").lower().replace(
-        " ", "_"
-    )
+def status_of(exc: BaseException) -> int:
+    """The HTTP status an error is answered with."""
+    if isinstance(exc, QuizError):
+        return exc.status
+    if isinstance(exc, HTTPException):
+        return exc.code or 500
+    return 500
 
 
-# Page titles and, where werkzeug's generic English text would be shown, a
-# message in the learner's language.
-_PAGE_TEXT = {
-    400: (_l("Bad request"), _l("The request could not be read.")),
-    403: (_l("Forbidden"), _l("You may not open this page.")),
-    404: (_l("Not found"), _l("There is nothing at this address.")),
-    405: (_l("Method not allowed"), _l("This page cannot be used that way.")),
-    413: (_l("Too large"), _l("What you sent is too large.")),
-    500: (
-        _l("Server error"),
-        _l("Something went wrong on our side; please try again."),
-    ),
-}
+def code_of(exc: BaseException) -> str:
+    """The error's stable snake_case code, the JSON contract's `error`."""
+    if isinstance(exc, QuizError):
+        return exc.code
+    if isinstance(exc, HTTPException):
+        named = getattr(exc, "code_name", None)
+        return named or (exc.name or "error").lower().replace(" ", "_")
+    return "internal_server_error"
 
 
-def handle_http_error(exc: HTTPException):
-    """Render an HTTP error for whoever asked."""
-    status = exc.code or 500
-    message = exc.description or exc.name
+def message_of(exc: BaseException) -> str:
+    """The error's message in the request's language."""
+    if isinstance(exc, QuizError):
+        return exc.render(_translate, current_language())
+    message = getattr(exc, "message", None)
+    if isinstance(message, Message):
+        return message.render(_translate, current_language())
+    # A view's own description (given with abort(…, description=_(…))) is in
+    # the request's language already; werkzeug's default one is English, and
+    # the limiter's names the limit in English.
+    if (
+        isinstance(exc, HTTPException)
+        and not isinstance(exc, RateLimitExceeded)
+        and exc.description
+        and exc.description != type(exc).description
+    ):
+        return str(exc.description)
+    return str(_STATUS_TEXT.get(status_of(exc), _ANY_STATUS)[1])
+
+
+def messages_of(errors: list[Message]) -> list[str]:
+    """Several messages (such as the problems of one file), each translated."""
+    lang = current_language()
+    return [message.render(_translate, lang) for message in errors]
+
+
+def error_response(exc: BaseException):
+    """Answer an error for whoever asked: JSON for API clients, else a page."""
+    status = status_of(exc)
+    message = message_of(exc)
     # A server error names its request, so a report can be matched to the log.
     reference = request_id() if status >= 500 else None
     if wants_json():
-        return _json_answer(exc, status, message, reference)
-    title, generic = _PAGE_TEXT.get(status, (exc.name, None))
-    if generic is not None and exc.description == type(exc).description:
-        message = generic
-    return _page_answer(status, title, message, reference)
-
-
-def handle_rate_limited(exc: RateLimitExceeded):
-    """Answer a request over one of Flask-Limiter's limits, page or JSON.
-
-    The limiter's own description is the limit in English ("10 per 1 minute");
-    the learner reads what to do, in their language.
-    """
-    message = str(_l("Too many attempts; wait a minute and try again."))
-    if wants_json():
-        return _json_answer(exc, 429, message)
-    return _page_answer(429, _l("Too many attempts"), message)
-
-
-def _json_answer(exc: HTTPException, status: int, message, reference=None):
-    extra = {"request_id": reference} if reference else {}
-    response = jsonify(error=error_code(exc), message=message, **extra)
-    response.status_code = status
-    if exc.response is not None:
-        response.headers.extend(
-            (k, v)
-            for k, v in exc.response.headers.items()
-            if k.lower() in {"retry-after", "www-authenticate"}
-        )
-    return response
-
-
-def _page_answer(status: int, title, message, reference=None):
+        extra = {"request_id": reference} if reference else {}
+        response = jsonify(error=code_of(exc), message=message, **extra)
+        response.status_code = status
+        if isinstance(exc, HTTPException) and exc.response is not None:
+            response.headers.extend(
+                (k, v)
+                for k, v in exc.response.headers.items()
+                if k.lower() in {"retry-after", "www-authenticate"}
+            )
+        return response
     return render_template(
         "error.html",
         status=status,
-        title=title,
+        title=_STATUS_TEXT.get(status, _ANY_STATUS)[0],
         message=message,
         back=_way_back(),
         reference=reference,
@@ -114,19 +166,17 @@ def _way_back() -> str:
 
 def handle_unexpected(exc: Exception):
     """Log the traceback and answer a plain 500 without leaking it."""
-    from flask import current_app
-
     current_app.logger.exception(
         "unhandled error, request %s: %s %s",
         request_id(),
         request.method,
         route_of_request(),
     )
-    return handle_http_error(InternalServerError())
+    return error_response(InternalServerError())
 
 
 def init_app(app: Flask) -> None:
-    """Register the handlers."""
-    app.register_error_handler(HTTPException, handle_http_error)
-    app.register_error_handler(RateLimitExceeded, handle_rate_limited)
+    """Register the handlers: quizsvc's errors, HTTP errors, then anything else."""
+    app.register_error_handler(QuizError, error_response)
+    app.register_error_handler(HTTPException, error_response)
     app.register_error_handler(Exception, handle_unexpected)

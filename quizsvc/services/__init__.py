@@ -3,7 +3,8 @@
 Every function takes a SQLAlchemy `Session` first, may `flush()`, and never
 commits: the caller commits once per request or command (see quizsvc.db).
 Times are timezone-aware; `now=None` means the current UTC time. Bad input
-raises a `ServiceError` subclass whose `code` suits the JSON error contract.
+raises a `ServiceError` subclass (quizsvc.services.errors) whose `code` suits
+the JSON error contract and whose message is a msgid the edges translate.
 
 - users: `create_user(session, username, *, role="learner", ...) -> User`,
   `find_user(session, username) -> User | None`.
@@ -44,29 +45,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from quizsvc.services.errors import Conflict, InvalidInput, NotFound, ServiceError
 
-class ServiceError(Exception):
-    """A request the service cannot carry out; `code` names the reason."""
-
-    code = "invalid"
-
-
-class NotFound(ServiceError):
-    """The thing asked for does not exist (or is not the caller's)."""
-
-    code = "not_found"
-
-
-class InvalidInput(ServiceError, ValueError):
-    """The input breaks a rule; the message says which."""
-
-    code = "invalid_input"
-
-
-class Conflict(ServiceError):
-    """The request contradicts what is already stored."""
-
-    code = "conflict"
+__all__ = ["Conflict", "InvalidInput", "NotFound", "ServiceError", "resolve_now"]
 
 
 def resolve_now(now: datetime | None) -> datetime:

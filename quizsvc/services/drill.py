@@ -43,6 +43,7 @@ from quizsvc.services.reviews import (
     store_answer,
 )
 from quizsvc.services.settings import load_settings
+from quizsvc.text import LANGUAGES, pick
 
 # Streaks are counted over at most this many past days (one query, bounded).
 STREAK_HORIZON_DAYS = 400
@@ -55,11 +56,12 @@ class AnswerFormatError(InvalidInput):
 
     def __init__(self, messages: list[dict[str, str]]):
         self.messages = messages
-        super().__init__(self.localized("en"))
-
-    def localized(self, lang: str) -> str:
-        """The messages in one language, joined."""
-        return " ".join(m.get(lang) or m.get("zh-CN", "") for m in self.messages)
+        super().__init__(
+            text={
+                lang: " ".join(pick(message, lang) for message in messages)
+                for lang in LANGUAGES
+            }
+        )
 
 
 def question_of(item: Item) -> bank_module.Question:

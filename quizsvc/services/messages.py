@@ -10,7 +10,7 @@ class Localized:
 
     def __init__(self, zh: str, en: str):
         self.messages = {"zh-CN": zh, "en": en}
-        super().__init__(en)
+        super().__init__(text=self.messages)
 
     def localized(self, lang: str) -> str:
         """The message in `lang` (English when that language is missing)."""
