@@ -93,9 +93,9 @@ class QuizError(Exception):
     """A request quizsvc refuses: `code` for programs, `status` for HTTP, a message.
 
     `field` names the form or JSON field the error belongs to, when there is
-    one, so a page can show it beside that field. `text` (bilingual content)
-    takes the place of the msgid for errors whose words come from the core or
-    the bank.
+    one, so a page can show it beside that field. `content` (bilingual) takes
+    the place of the msgid for errors whose words come from the core or the
+    bank.
     """
 
     code = "invalid"
@@ -110,7 +110,7 @@ class QuizError(Exception):
         *,
         code: str | None = None,
         field: str | None = None,
-        text: Bilingual | None = None,
+        content: Bilingual | None = None,
         **params: Any,
     ):
         if isinstance(message, Message):
@@ -121,7 +121,7 @@ class QuizError(Exception):
             self.code = code
         if field is not None:
             self.field = field
-        self.text = text
+        self.content = content
         super().__init__(self.english())
 
     @property
@@ -131,8 +131,8 @@ class QuizError(Exception):
 
     def render(self, translate: Translate = _same, lang: str = "en") -> str:
         """Return the message in `lang` (content is picked, msgids translated)."""
-        if self.text is not None:
-            return pick(self.text, lang)
+        if self.content is not None:
+            return pick(self.content, lang)
         return self.message.render(translate, lang)
 
     def english(self) -> str:

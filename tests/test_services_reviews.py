@@ -154,7 +154,7 @@ def test_recall_items_are_rated_by_the_learner(db_session, learner):
     update_settings(db_session, learner, two_button_mode=True, now=T0)
     failed = record_answer(db_session, learner, "scores-2", self_rating="fail", now=T0)
     assert failed.rating == Rating.AGAIN and not failed.correct
-    with pytest.raises(InvalidInput, match="pass, fail"):
+    with pytest.raises(InvalidInput, match="pass or fail"):
         record_answer(db_session, learner, "scores-2", self_rating="hard", now=T0)
     with pytest.raises(InvalidInput, match="graded"):
         record_answer(db_session, learner, "scores-1", self_rating="good", now=T0)

@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from quizsvc import grading
-from quizsvc.api import bp, error, json_body, login_required
+from quizsvc.api import bp, json_body, login_required
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
 from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
+from quizsvc.errors import N_, BadRequest
 from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import SelfAssessment
@@ -93,11 +94,11 @@ def api_record_self_assessment():
     body = json_body(("skill_id",))
     skill_id, level, note = body["skill_id"], body.get("level"), body.get("note")
     if not isinstance(skill_id, str):
-        raise error(400, "invalid_input", "skill_id must be a string")
+        raise BadRequest(N_("skill_id must be a string."), field="skill_id")
     if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level <= 3:
-        raise error(400, "invalid_input", "level must be 0, 1, 2 or 3")
+        raise BadRequest(N_("The level must be 0, 1, 2 or 3."), field="level")
     if note is not None and not isinstance(note, str):
-        raise error(400, "invalid_input", "note must be a string")
+        raise BadRequest(N_("note must be a string."), field="note")
     with transaction() as session:
         assessment = record_self_assessment(
             session, current_db_user(), skill_id, level, note=note
@@ -162,11 +163,11 @@ def api_update_settings():
     body = json_body()
     unknown = sorted(set(body) - set(SETTING_NAMES))
     if unknown:
-        raise error(
-            400,
-            "invalid_input",
-            f"unknown setting(s): {', '.join(unknown)}; known: "
-            f"{', '.join(SETTING_NAMES)}",
+        raise BadRequest(
+            N_("unknown setting(s): %(unknown)s; known: %(known)s"),
+            field=unknown[0],
+            unknown=unknown,
+            known=list(SETTING_NAMES),
         )
     with transaction() as session:
         settings = apply_settings(session, current_db_user(), body)

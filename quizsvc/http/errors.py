@@ -17,6 +17,7 @@ from flask import Flask, current_app, jsonify, render_template, request, url_for
 from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
 from flask_limiter import RateLimitExceeded
+from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from quizsvc.errors import Message, QuizError
@@ -52,6 +53,8 @@ _STATUS_TEXT = {
     ),
 }
 _ANY_STATUS = (_l("Error"), _l("The request could not be carried out."))
+# Flask-WTF names the failed check in English ("The CSRF token is missing.").
+_CSRF_REFUSED = _l("The form expired; please submit it again.")
 
 
 class RefusedRequest(HTTPException):
@@ -109,6 +112,8 @@ def message_of(exc: BaseException) -> str:
     message = getattr(exc, "message", None)
     if isinstance(message, Message):
         return message.render(_translate, current_language())
+    if isinstance(exc, CSRFError):
+        return str(_CSRF_REFUSED)
     # A view's own description (given with abort(…, description=_(…))) is in
     # the request's language already; werkzeug's default one is English, and
     # the limiter's names the limit in English.

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from quizsvc.services.errors import Conflict, InvalidInput, NotFound, ServiceError
+from quizsvc.services.errors import N_, Conflict, InvalidInput, NotFound, ServiceError
 
 __all__ = ["Conflict", "InvalidInput", "NotFound", "ServiceError", "resolve_now"]
 
@@ -55,5 +55,8 @@ def resolve_now(now: datetime | None) -> datetime:
     if now is None:
         return datetime.now(UTC)
     if now.tzinfo is None or now.utcoffset() is None:
-        raise InvalidInput(f"naive datetime {now!r}: pass a timezone-aware one")
+        raise InvalidInput(
+            N_("The time %(time)s is naive: pass a timezone-aware one."),
+            time=repr(now),
+        )
     return now.astimezone(UTC)

@@ -26,8 +26,8 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from zxcvbn import zxcvbn
 
 from quizsvc.models import ApiToken, User, UserSession
-from quizsvc.services import NotFound, resolve_now
-from quizsvc.services.messages import LocalizedInvalidInput
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, InvalidInput, NotFound
 from quizsvc.services.users import create_user, find_user
 
 MIN_PASSWORD_LENGTH = 8
@@ -51,14 +51,16 @@ def hash_password(password: str) -> str:
 def check_password_rules(password: str, username: str = "") -> None:
     """Raise InvalidInput when a new password is too short, too long or guessable."""
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise LocalizedInvalidInput(
-            f"密码至少要 {MIN_PASSWORD_LENGTH} 个字符。",
-            f"The password needs at least {MIN_PASSWORD_LENGTH} characters.",
+        raise InvalidInput(
+            N_("The password needs at least %(n)d characters."),
+            field="password",
+            n=MIN_PASSWORD_LENGTH,
         )
     if len(password) > MAX_PASSWORD_LENGTH:
-        raise LocalizedInvalidInput(
-            f"密码最多 {MAX_PASSWORD_LENGTH} 个字符。",
-            f"The password may have at most {MAX_PASSWORD_LENGTH} characters.",
+        raise InvalidInput(
+            N_("The password may have at most %(n)d characters."),
+            field="password",
+            n=MAX_PASSWORD_LENGTH,
         )
     estimate = zxcvbn(
         password[:_ZXCVBN_MAX_LENGTH],
@@ -66,19 +68,19 @@ def check_password_rules(password: str, username: str = "") -> None:
         max_length=_ZXCVBN_MAX_LENGTH,
     )
     if estimate["score"] < MIN_PASSWORD_SCORE:
-        raise WeakPassword(
-            "这个密码太容易被猜到（常见密码、键盘序列、重复字符或与用户名相近）。"
-            "请换一个更长的、由几个不相干的词组成的短语。",
-            "This password is too easy to guess (a common password, a keyboard "
-            "run, repeated characters or close to the username). Choose a longer "
-            "phrase of several unrelated words.",
-        )
+        raise WeakPassword()
 
 
-class WeakPassword(LocalizedInvalidInput):
+class WeakPassword(InvalidInput):
     """A new password that a guesser would find quickly."""
 
     code = "weak_password"
+    field = "password"
+    default_message = N_(
+        "This password is too easy to guess (a common password, a keyboard run, "
+        "repeated characters or close to the username). Choose a longer phrase "
+        "of several unrelated words."
+    )
 
 
 def register(
@@ -163,7 +165,9 @@ def change_password(
     With `revoke_tokens`, the user's API tokens are revoked as well.
     """
     if not user.password_hash or not check_password_hash(user.password_hash, current):
-        raise LocalizedInvalidInput("当前密码不对。", "The current password is wrong.")
+        raise InvalidInput(
+            N_("The current password is wrong."), field="current_password"
+        )
     check_password_rules(new, user.username)
     user.password_hash = hash_password(new)
     ended = end_sessions(session, user, keep=keep_session, now=now)
@@ -191,8 +195,8 @@ def issue_token(
     """Create a personal API token for `user` and return its secret once."""
     name = name.strip()
     if not name or len(name) > 100:
-        raise LocalizedInvalidInput(
-            "令牌名称需要 1–100 个字符。", "A token needs a name of 1-100 characters."
+        raise InvalidInput(
+            N_("A token needs a name of 1-100 characters."), field="name"
         )
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(
@@ -223,7 +227,7 @@ def revoke_token(
     """Revoke one of the user's tokens (someone else's is NotFound)."""
     token = session.get(ApiToken, token_id)
     if token is None or token.user_id != user.id or token.revoked_at is not None:
-        raise NotFound(f"no token {token_id}")
+        raise NotFound(N_("You have no such token."), field="token_id")
     token.revoked_at = resolve_now(now)
     session.flush()
     return token

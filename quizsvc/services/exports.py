@@ -66,7 +66,7 @@ from quizsvc.services.class_reports import (
     parse_period,
     skills_in_order,
 )
-from quizsvc.services.messages import LocalizedInvalidInput
+from quizsvc.services.errors import N_, InvalidInput
 
 KINDS = ("reviews", "summary", "canvas", "xapi", "workbook")
 FORMATS = {
@@ -132,15 +132,12 @@ class ExportOptions:
 
     def __post_init__(self) -> None:
         if self.rule not in CANVAS_RULES:
-            raise LocalizedInvalidInput(
-                f"未知的计分规则“{self.rule}”：请选 mastery 或 accuracy。",
-                f"unknown score rule {self.rule!r}: choose mastery or accuracy",
+            raise InvalidInput(
+                N_("unknown score rule '%(rule)s': choose mastery or accuracy"),
+                rule=self.rule,
             )
         if not 0 < self.points <= 100_000:
-            raise LocalizedInvalidInput(
-                "满分必须大于 0，且不超过 100000。",
-                "points must be more than 0 and at most 100000",
-            )
+            raise InvalidInput(N_("points must be more than 0 and at most 100000"))
 
     @property
     def base(self) -> str:
@@ -151,17 +148,20 @@ class ExportOptions:
 def check_kind(kind: str, file_format: str | None) -> str:
     """Return the format to use for a kind (its first when None); refuse others."""
     if kind not in FORMATS:
-        raise LocalizedInvalidInput(
-            f"没有“{kind}”这种导出；可选：{'、'.join(KINDS)}。",
-            f"unknown export {kind!r}: choose one of {', '.join(KINDS)}",
+        raise InvalidInput(
+            N_("unknown export '%(kind)s': choose one of %(kinds)s"),
+            kind=kind,
+            kinds=list(KINDS),
         )
     formats = FORMATS[kind]
     if file_format is None:
         return formats[0]
     if file_format not in formats:
-        raise LocalizedInvalidInput(
-            f"{kind} 只能导出为 {'、'.join(formats)}，不能导出为“{file_format}”。",
-            f"{kind} exports as {', '.join(formats)}, not {file_format!r}",
+        raise InvalidInput(
+            N_("%(kind)s exports as %(formats)s, not '%(format)s'"),
+            kind=kind,
+            formats=list(formats),
+            format=file_format,
         )
     return file_format
 
@@ -628,10 +628,11 @@ def _lesson(session: Session, lesson_id: str | None) -> Lesson | None:
         return session.scalar(query.order_by(Lesson.position).limit(1))
     lesson = session.scalar(query.where(Lesson.id == lesson_id))
     if lesson is None:
-        known = ", ".join(session.scalars(select(Lesson.id).order_by(Lesson.position)))
-        raise LocalizedInvalidInput(
-            f"没有“{lesson_id}”这一课；现有：{known}。",
-            f"unknown lesson {lesson_id!r}; known: {known}",
+        known = list(session.scalars(select(Lesson.id).order_by(Lesson.position)))
+        raise InvalidInput(
+            N_("unknown lesson '%(lesson)s'; known: %(known)s"),
+            lesson=lesson_id,
+            known=known,
         )
     return lesson
 

@@ -35,8 +35,8 @@ from quizsvc.models import (
     Skill,
     User,
 )
-from quizsvc.services import Conflict, InvalidInput, NotFound, resolve_now
-from quizsvc.services.messages import LocalizedInvalidInput
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, Conflict, InvalidInput, NotFound
 from quizsvc.services.parameters import current_parameters
 from quizsvc.services.settings import load_settings
 
@@ -155,7 +155,7 @@ def record_answer(
         return _replay(first, item_id)
     item = session.get(Item, item_id)
     if item is None:
-        raise NotFound(f"no item {item_id!r}")
+        raise NotFound(N_("There is no item '%(item)s'."), item=item_id)
     review = store_answer(
         session,
         user,
@@ -295,7 +295,9 @@ def check_key(key: str | None) -> str | None:
     key = key.strip()
     if not key or len(key) > MAX_KEY_CHARS or not key.isprintable():
         raise InvalidInput(
-            f"idempotency key must be 1-{MAX_KEY_CHARS} printable characters"
+            N_("The idempotency key must be 1-%(n)d printable characters."),
+            field="idempotency_key",
+            n=MAX_KEY_CHARS,
         )
     return key
 
@@ -312,12 +314,18 @@ def _check_fields(
         not _is_int(duration_ms) or not 0 <= duration_ms <= MAX_DURATION_MS
     ):
         raise InvalidInput(
-            f"duration_ms must be a whole number from 0 to {MAX_DURATION_MS}"
+            N_("duration_ms must be a whole number from 0 to %(most)d (one day)."),
+            field="duration_ms",
+            most=MAX_DURATION_MS,
         )
     if answer_text is not None and (
         not isinstance(answer_text, str) or len(answer_text) > MAX_ANSWER_CHARS
     ):
-        raise InvalidInput(f"the answer must be text of at most {MAX_ANSWER_CHARS}")
+        raise InvalidInput(
+            N_("The answer must be text of at most %(n)d characters."),
+            field="answer",
+            n=MAX_ANSWER_CHARS,
+        )
     for name, value in (
         ("problem_kind", problem_kind),
         ("misconception", misconception),
@@ -325,15 +333,29 @@ def _check_fields(
         if value is not None and (
             not isinstance(value, str) or not 0 < len(value) <= 64
         ):
-            raise InvalidInput(f"{name} must be a name of 1-64 characters")
+            raise InvalidInput(
+                N_("%(name)s must be a name of 1-64 characters."), field=name, name=name
+            )
     if problem_seed is not None and not problems.is_seed(problem_seed):
         raise InvalidInput(
-            f"problem_seed must be a whole number from 0 to {problems.MAX_SEED}"
+            N_("problem_seed must be a whole number from 0 to %(most)d."),
+            field="problem_seed",
+            most=problems.MAX_SEED,
         )
     if problem_level is not None and (
         not _is_int(problem_level) or not 1 <= problem_level <= 99
     ):
-        raise InvalidInput("problem_level must be a whole number from 1 to 99")
+        raise InvalidInput(
+            N_("problem_level must be a whole number from 1 to 99."),
+            field="problem_level",
+        )
+
+
+def rating_refused(two_button: bool) -> InvalidInput:
+    """The error for a recall rating that is not one of the learner's buttons."""
+    if two_button:
+        return InvalidInput(N_("Rate yourself: pass or fail."), field="rating")
+    return InvalidInput(N_("Rate yourself: again, hard, good or easy."), field="rating")
 
 
 def _is_int(value: Any) -> bool:
@@ -343,8 +365,13 @@ def _is_int(value: Any) -> bool:
 def _replay(first: Review, item_id: str) -> RecordResult:
     if first.item_id != item_id:
         raise Conflict(
-            f"idempotency key already used for item {first.item_id!r}, "
-            f"not {item_id!r}: send a new key for a new answer"
+            N_(
+                "This idempotency key was used for item '%(first)s', not "
+                "'%(item)s': send a new key for a new answer."
+            ),
+            field="idempotency_key",
+            first=first.item_id,
+            item=item_id,
         )
     return RecordResult(first, replayed=True)
 
@@ -361,17 +388,22 @@ def _rate(
     """Return (rating, source, correct, score, hint used) under the rating policy."""
     if item.type == "recall":
         if self_rating is None or graded is not None:
-            raise InvalidInput("a recall item is rated by the learner (self_rating)")
+            raise InvalidInput(
+                N_("A recall item is rated by the learner (self_rating)."),
+                field="self_rating",
+            )
         if isinstance(self_rating, scheduling.Rating):
             rating = self_rating  # parsed by the caller already
         else:
             try:
                 rating = scheduling.rate_recall(self_rating, two_button=two_button)
-            except ValueError as exc:
-                raise InvalidInput(str(exc)) from None
+            except ValueError:
+                raise rating_refused(two_button) from None
         return rating, "learner", rating > scheduling.Rating.AGAIN, None, False
     if graded is None or self_rating is not None:
-        raise InvalidInput(f"a {item.type} item is graded: pass the graded answer")
+        raise InvalidInput(
+            N_("A %(type)s item is graded: pass the graded answer."), type=item.type
+        )
     typical = None
     if scheduling.needs_typical_duration(graded, duration_ms):
         typical = scheduling.typical_duration_ms(
@@ -458,17 +490,23 @@ def check_explanation(text: str | None) -> str:
     """Return the explanation trimmed, refusing one too short or too long to keep."""
     body = (text or "").strip()
     if len(body) < MIN_EXPLANATION_CHARS:
-        raise LocalizedInvalidInput(
-            f"请至少写 {MIN_EXPLANATION_CHARS} 个字符,说说你觉得自己错在哪里。",
-            f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
-            "the answer was wrong.",
+        raise InvalidInput(
+            N_(
+                "Write at least %(n)d characters about why you think the answer "
+                "was wrong."
+            ),
+            field="text",
+            n=MIN_EXPLANATION_CHARS,
         )
     if len(body) > MAX_EXPLANATION_CHARS:
-        raise LocalizedInvalidInput(
-            f"解释最多 {MAX_EXPLANATION_CHARS} 个字符，现在有 {len(body)} 个；"
-            "请写短一些。",
-            f"An explanation takes at most {MAX_EXPLANATION_CHARS} characters; this "
-            f"one has {len(body)}. Please shorten it.",
+        raise InvalidInput(
+            N_(
+                "An explanation takes at most %(most)d characters; this one has "
+                "%(n)d. Please shorten it."
+            ),
+            field="text",
+            most=MAX_EXPLANATION_CHARS,
+            n=len(body),
         )
     return body
 
@@ -486,9 +524,9 @@ def record_explanation(
     lock_learner(session, user)
     review = session.get(Review, review_id)
     if review is None or review.user_id != user.id:
-        raise NotFound(f"no review {review_id} of yours")
+        raise NotFound(N_("You have no answer %(id)s."), id=review_id)
     if review.correct:
-        raise InvalidInput("explanations are written about wrong answers")
+        raise InvalidInput(N_("Explanations are written about wrong answers."))
     body = check_explanation(text)
     explanation = review.explanation
     if explanation is None:
@@ -521,12 +559,16 @@ def record_self_assessment(
 ) -> SelfAssessment:
     """Append a self-assessment of a skill (level 0-3, quizsvc.bank's scale)."""
     if not _is_int(level) or not 0 <= level <= 3:
-        raise InvalidInput(f"level must be 0, 1, 2 or 3, got {level!r}")
+        raise InvalidInput(N_("The level must be 0, 1, 2 or 3."), field="level")
     if session.get(Skill, skill_id) is None:
-        raise NotFound(f"no skill {skill_id!r}")
+        raise NotFound(
+            N_("There is no skill '%(skill)s'."), field="skill_id", skill=skill_id
+        )
     note = (note or "").strip() or None
     if note is not None and len(note) > MAX_NOTE_CHARS:
-        raise InvalidInput(f"the note must be at most {MAX_NOTE_CHARS} characters")
+        raise InvalidInput(
+            N_("Keep the note under %(n)d characters."), field="note", n=MAX_NOTE_CHARS
+        )
     assessment = SelfAssessment(
         user_id=user.id,
         skill_id=skill_id,
@@ -560,7 +602,7 @@ def open_item(
     lock_learner(session, user)
     item = session.get(Item, item_id)
     if item is None or item.retired_at is not None:
-        raise NotFound(f"no item {item_id!r}")
+        raise NotFound(N_("There is no item '%(item)s'."), item=item_id)
     opened = session.get(OpenItem, user.id)
     if opened is not None and not replace:
         return opened

@@ -17,7 +17,7 @@ from flask_login import login_required
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
 from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
-from quizsvc.http.errors import message_of
+from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError, insights
 from quizsvc.services.reviews import MAX_NOTE_CHARS, record_self_assessment
@@ -110,6 +110,8 @@ def rate(skill_id: str):
             ),
         )
     except ServiceError as exc:
-        return _render(errors={skill_id: message_of(exc)}, values=typed, status=400)
+        return _render(
+            errors={skill_id: message_of(exc)}, values=typed, status=status_of(exc)
+        )
     flash(_("Your rating is saved."), "success")
     return redirect(url_for("assess.assess", _anchor=f"skill-{skill_id}"))

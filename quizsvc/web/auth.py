@@ -25,7 +25,7 @@ from quizsvc.extensions import login_limit, register_limit
 from quizsvc.http.errors import message_of
 from quizsvc.http.login import sign_in, sign_out
 from quizsvc.i18n import current_language
-from quizsvc.services import Conflict, ServiceError
+from quizsvc.services import ServiceError
 from quizsvc.services.accounts import authenticate, register
 from quizsvc.services.users import USERNAME_PATTERN
 
@@ -96,10 +96,8 @@ def register_page():
                     locale=current_language(),
                 )
                 sign_in(session, user)
-        except Conflict:
-            form.username.errors.append(_("This username is taken; choose another."))
         except ServiceError as exc:
-            field = form.password if "password" in str(exc) else form.username
+            field = form.password if exc.field == "password" else form.username
             field.errors.append(message_of(exc))
         else:
             flash(_("Welcome! Your first drill is ready."), "success")

@@ -16,7 +16,7 @@ from flask_login import login_required
 
 from quizsvc.db import get_session, transaction
 from quizsvc.extensions import limiter
-from quizsvc.http.errors import message_of
+from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError
 from quizsvc.services.classes import (
@@ -29,11 +29,6 @@ from quizsvc.services.classes import (
 )
 
 bp = Blueprint("classes", __name__)
-
-
-def _status(exc: ServiceError) -> int:
-    """404 for an unknown code, 409 for a closed class or a second join, else 400."""
-    return {"not_found": 404, "conflict": 409}.get(exc.code, 400)
 
 
 def _page(status: int = 200, *, form: dict | None = None, **extra):
@@ -61,7 +56,7 @@ def join_link(code: str):
     try:
         classroom = class_by_code(get_session(), code)
     except ServiceError as exc:
-        return _page(_status(exc), form={"code": code}, error=message_of(exc))
+        return _page(status_of(exc), form={"code": code}, error=message_of(exc))
     return _page(form={"code": classroom.join_code}, joining=classroom)
 
 
@@ -85,7 +80,7 @@ def join():
             )
             name = membership.classroom.name
     except ServiceError as exc:
-        return _page(_status(exc), form=form, error=message_of(exc))
+        return _page(status_of(exc), form=form, error=message_of(exc))
     flash(_("You joined %(name)s.", name=name), "success")
     return redirect(url_for("classes.index"))
 

@@ -15,7 +15,7 @@ from quizsvc import grading, problems
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.http.drill import current_drill_step
-from quizsvc.http.errors import message_of
+from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
@@ -131,7 +131,7 @@ def reveal():
             get_session(), current_db_user(), step.item.id
         )
     except ServiceError as exc:
-        return _render_item(step, error=message_of(exc), status=400)
+        return _render_item(step, error=message_of(exc), status=status_of(exc))
     lang = current_language()
     revealed = {
         "model_answer": revealed["model_answer"].get(lang),
@@ -187,7 +187,9 @@ def answer():
     except ServiceError as exc:
         values = typed_values(request.form)
         values["answer"] = request.form.getlist("answer")
-        return _render_item(step, error=message_of(exc), values=values, status=400)
+        return _render_item(
+            step, error=message_of(exc), values=values, status=status_of(exc)
+        )
     return redirect(url_for("drill.result", review_id=review_id))
 
 
@@ -335,7 +337,7 @@ def explain(review_id: int):
             why=request.form.get("why", ""),
             min_chars=MIN_EXPLANATION_CHARS,
             max_chars=MAX_EXPLANATION_CHARS,
-        ), 400
+        ), status_of(exc)
     return redirect(url_for("drill.result", review_id=review_id))
 
 

@@ -25,7 +25,7 @@ from flask_login import login_required
 
 from quizsvc.config import COMMON_TIMEZONES
 from quizsvc.db import get_session, transaction
-from quizsvc.http.errors import message_of
+from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user, current_session_secret, sign_out
 from quizsvc.services import InvalidInput, NotFound, ServiceError
 from quizsvc.services.accounts import (
@@ -196,7 +196,7 @@ def password():
                 revoke_tokens=revoke_tokens,
             )
     except ServiceError as exc:
-        return _render(password_error=message_of(exc), status=400)
+        return _render(password_error=message_of(exc), status=status_of(exc))
     flash(
         _(
             "Your password is changed; %(count)d other session(s) ended.",

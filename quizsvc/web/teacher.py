@@ -30,11 +30,11 @@ from flask_login import login_required
 
 from quizsvc.config import COMMON_TIMEZONES
 from quizsvc.db import get_session, transaction
-from quizsvc.http.errors import message_of
+from quizsvc.http.errors import message_of, messages_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import Classroom, User
-from quizsvc.services import NotFound, ServiceError, class_reports, insights
+from quizsvc.services import ServiceError, class_reports, insights
 from quizsvc.services.classes import (
     MAX_ROSTER_ROWS,
     RosterError,
@@ -211,7 +211,7 @@ def create():
             timezones=COMMON_TIMEZONES,
             form=form,
             error=message_of(exc),
-        ), 400
+        ), status_of(exc)
     flash(_("Class created. Share the join code with your learners."), "success")
     return redirect(url_for("teacher.settings", class_id=classroom.id))
 
@@ -413,11 +413,10 @@ def _settings_action(class_id: int, action, success):
             result = action(session, classroom)
     except RosterError as exc:
         return _settings_page(
-            classroom, 400, roster_problems=exc.problems[current_language()]
+            classroom, status_of(exc), roster_problems=messages_of(exc.problems)
         )
     except ServiceError as exc:
-        status = 404 if isinstance(exc, NotFound) else 400
-        return _settings_page(classroom, status, error=message_of(exc))
+        return _settings_page(classroom, status_of(exc), error=message_of(exc))
     flash(success(result) if callable(success) else success, "success")
     return redirect(url_for("teacher.settings", class_id=class_id))
 
