@@ -90,6 +90,11 @@ TESTS = {
         "test_web_drill",
         "test_insights",
     ],
+    "self_assessments": [
+        "test_services_reviews",
+        "test_api_learner",
+        "test_web_assess",
+    ],
     "queue": [
         "test_pinned_services",
         "test_services_queue",
@@ -281,7 +286,7 @@ MUTANTS = [
     M("R15", "services/reviews.py", 'if item is None:\n        raise NotFound(N_("There is no item \'%(item)s\'."), item=item_id)\n    review', 'if False:\n        raise NotFound(N_("There is no item \'%(item)s\'."), item=item_id)\n    review'),
     M("R16", "services/reviews.py", "if item is None or item.retired_at is not None:", "if item is None:"),
     M("R17", "services/reviews.py", "if opened is not None and opened.item_id == item_id:", "if opened is not None:"),
-    M("R18", "services/reviews.py", "if not _is_int(level) or not 0 <= level <= 3:", "if not _is_int(level):"),
+    M("R18", "services/self_assessments.py", "if not _is_int(level) or not 0 <= level <= 3:", "if not _is_int(level):"),
     M("R19", "services/reviews.py", "    card.lapses = state.lapses\n", ""),
     M("Q7", "services/queue.py", "            Review.reviewed_at >= day_start,\n", ""),
     M("Q8", "services/queue.py", "new_remaining=settings.new_per_day - introduced,", "new_remaining=settings.new_per_day,"),

@@ -20,7 +20,7 @@ from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import SelfAssessment
 from quizsvc.services import insights
-from quizsvc.services.reviews import record_self_assessment
+from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.settings import (
     SETTING_NAMES,
     apply_settings,

@@ -6,8 +6,14 @@ Times are timezone-aware; `now=None` means the current UTC time. Bad input
 raises a `ServiceError` subclass (quizsvc.services.errors) whose `code` suits
 the JSON error contract and whose message is a msgid the edges translate.
 
+- errors: `ServiceError`, `NotFound`, `InvalidInput`, `Conflict` (codes,
+  statuses, msgids; see quizsvc.errors).
 - users: `create_user(session, username, *, role="learner", ...) -> User`,
   `find_user(session, username) -> User | None`.
+- accounts: `register`, `authenticate`, `check_password_rules`, server-side
+  sessions (`start_session`, `end_sessions`, `user_for_session`),
+  `change_password`, personal tokens (`issue_token`, `list_tokens`,
+  `revoke_token`, `user_for_token`).
 - settings: `load_settings(session, user) -> LearnerSettings` (stored or
   defaults, not added), `get_or_create_settings(session, user)`,
   `update_settings(session, user, **changes)`.
@@ -21,9 +27,11 @@ the JSON error contract and whose message is a msgid the edges translate.
   `find_answer(session, user, key)`, `store_answer(session, user, item, ...)`
   (record_answer's parts, for callers that grade in between),
   `record_explanation(session, user, review_id, text, *, now=None)`,
-  `record_self_assessment(session, user, skill_id, level, *, note=None, now=None)`,
-  `open_item(session, user, item_id, *, problem=None, now=None)`,
-  `get_open_item(session, user)`, `close_open_item(session, user)`.
+  `open_item(session, user, item_id, *, problem_kind=None, problem_seed=None,
+  problem_level=None, day_position=None, day_total=None, now=None,
+  replace=True)`, `get_open_item(session, user)`.
+- self_assessments: `record_self_assessment(session, user, skill_id, level, *,
+  note=None, now=None) -> SelfAssessment` (appended; the history is kept).
 - progress: `card_retrievability(session, user_ids, now=None) -> CardRetrievability`
   (parallel arrays for a whole class), `skill_progress(session, user, now=None)
   -> list[SkillProgress]` (mean recall and latest self-rating per skill).

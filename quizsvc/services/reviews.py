@@ -1,4 +1,4 @@
-"""Recording what learners do: answers, explanations, self-assessments, open items.
+"""Recording what learners do in the drill: answers, explanations, the open item.
 
 `record_answer` is the heart of it: in one transaction it appends the review,
 moves the card to its next FSRS state and honours the client's idempotency key.
@@ -31,8 +31,6 @@ from quizsvc.models import (
     Item,
     OpenItem,
     Review,
-    SelfAssessment,
-    Skill,
     User,
 )
 from quizsvc.services import resolve_now
@@ -47,7 +45,6 @@ MAX_ANSWER_CHARS = 10_000
 # An explanation of a wrong answer: a sentence at least, a page at most.
 MIN_EXPLANATION_CHARS = 5
 MAX_EXPLANATION_CHARS = 4_000
-MAX_NOTE_CHARS = 2_000
 MAX_KEY_CHARS = 128
 # The longest time on one item a review stores (a day); the edges clamp or
 # refuse longer ones with this bound.
@@ -548,39 +545,6 @@ def record_explanation(
     return explanation
 
 
-def record_self_assessment(
-    session: Session,
-    user: User,
-    skill_id: str,
-    level: int,
-    *,
-    note: str | None = None,
-    now: datetime | None = None,
-) -> SelfAssessment:
-    """Append a self-assessment of a skill (level 0-3, quizsvc.bank's scale)."""
-    if not _is_int(level) or not 0 <= level <= 3:
-        raise InvalidInput(N_("The level must be 0, 1, 2 or 3."), field="level")
-    if session.get(Skill, skill_id) is None:
-        raise NotFound(
-            N_("There is no skill '%(skill)s'."), field="skill_id", skill=skill_id
-        )
-    note = (note or "").strip() or None
-    if note is not None and len(note) > MAX_NOTE_CHARS:
-        raise InvalidInput(
-            N_("Keep the note under %(n)d characters."), field="note", n=MAX_NOTE_CHARS
-        )
-    assessment = SelfAssessment(
-        user_id=user.id,
-        skill_id=skill_id,
-        level=level,
-        note=note,
-        assessed_at=resolve_now(now),
-    )
-    session.add(assessment)
-    session.flush()
-    return assessment
-
-
 def open_item(
     session: Session,
     user: User,
@@ -624,14 +588,3 @@ def get_open_item(session: Session, user: User) -> OpenItem | None:
     # Read afresh: another request of the learner may have answered it since
     # this session last looked.
     return session.get(OpenItem, user.id, populate_existing=True)
-
-
-def close_open_item(session: Session, user: User) -> bool:
-    """Close the learner's open item; return whether one was open."""
-    lock_learner(session, user)
-    opened = session.get(OpenItem, user.id)
-    if opened is None:
-        return False
-    session.delete(opened)
-    session.flush()
-    return True

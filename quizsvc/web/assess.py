@@ -20,7 +20,7 @@ from quizsvc.db import get_session, transaction
 from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError, insights
-from quizsvc.services.reviews import MAX_NOTE_CHARS, record_self_assessment
+from quizsvc.services.self_assessments import MAX_NOTE_CHARS, record_self_assessment
 
 bp = Blueprint("assess", __name__)
 

@@ -1,8 +1,8 @@
 """The class dashboard for teachers: /teacher/…
 
-Every class page looks the class up with `class_for_teacher` and answers 404
-when the caller does not teach it (so other classes' ids reveal nothing);
-the class list needs a teacher or admin account (403 for learners). Figures
+Every class page looks the class up with `require_class_for_teacher`, which
+answers 404 when the caller does not teach it (so other classes' ids reveal
+nothing); the class list needs a teacher or admin account (403). Figures
 come from `quizsvc.services.class_reports`; charts are server-side SVG with
 a table beside each, so the pages need no script. Dates are shown in the
 class's time zone.
@@ -40,7 +40,6 @@ from quizsvc.services.classes import (
     RosterError,
     add_co_teacher,
     can_teach,
-    class_for_teacher,
     class_learners,
     class_teachers,
     classes_of,
@@ -50,6 +49,7 @@ from quizsvc.services.classes import (
     learner_name,
     remove_learner,
     remove_teacher,
+    require_class_for_teacher,
     roster_entries,
     rotate_join_code,
     set_joining_open,
@@ -129,9 +129,7 @@ def _teacher() -> User:
 
 def _classroom(class_id: int) -> Classroom:
     """The class if the caller teaches it (or is an admin); 404 otherwise."""
-    classroom = class_for_teacher(get_session(), current_db_user(), class_id)
-    if classroom is None:
-        abort(404)
+    classroom = require_class_for_teacher(get_session(), current_db_user(), class_id)
     g.classroom = classroom
     return classroom
 
