@@ -28,7 +28,7 @@ from quizsvc.services.reviews import (
     find_answer,
 )
 from quizsvc.services.settings import load_settings
-from quizsvc.web.answers import collect_answers, typed_values
+from quizsvc.web.answer_forms import collect_answers, typed_values
 from quizsvc.web.grid import cell_marks, move_paste_into_grid
 
 bp = Blueprint("drill", __name__)

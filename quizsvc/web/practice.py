@@ -19,7 +19,7 @@ from quizsvc import grading, problems
 from quizsvc.http.drill import problem_closed
 from quizsvc.i18n import current_language, localized
 from quizsvc.services import drill
-from quizsvc.web.answers import collect_answers, typed_values
+from quizsvc.web.answer_forms import collect_answers, typed_values
 from quizsvc.web.charts import heatmap_svg, visibility_svg
 from quizsvc.web.closed_book import finish_first_page
 from quizsvc.web.grid import cell_marks, move_paste_into_grid, parsed_answer
