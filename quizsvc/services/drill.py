@@ -7,8 +7,11 @@ explanation and the note link shown (the lesson's rule: "不要回看正文。�
 as extra state: the open item's note, and the note of any wrong review that
 has no explanation yet, are locked.
 
-- `current_step(session, user, now=None) -> DrillStep`: the open item (opening
-  the next one from the queue when none is), a pending explanation, or done.
+- `preview_step(session, user, now=None)`: the open item, a pending
+  explanation, done, or the `PlannedOpening` of the next item (reads only);
+  `open_planned(session, user, planned)` then opens it (a write). The edges
+  call both through quizsvc.http.drill.current_drill_step; `current_step`
+  does the two at once.
 - `submit_answer(session, user, item_id, *, answer=None, rating=None, ...)
   -> Submission`: grade, rate, record (idempotent by key), say what to show.
 - `reveal_model_answer(session, user, item_id)`: a recall item's model answer.
