@@ -23,7 +23,7 @@ babel = Babel()
 
 
 def current_language() -> str:
-    """The language of this request as a bank key: "zh-CN" or "en".
+    """Return the language of this request as a bank key: "zh-CN" or "en".
 
     In order: `?lang=` (which the session then remembers), the session's
     choice, the signed-in learner's setting, the `Accept-Language` header
@@ -42,7 +42,7 @@ def current_language() -> str:
 
 
 def _learner_language() -> str | None:
-    """The signed-in learner's language setting, if anyone is signed in."""
+    """Return the signed-in learner's language setting, if anyone is signed in."""
     try:
         if not current_user.is_authenticated:
             return None
@@ -56,7 +56,7 @@ def _learner_language() -> str | None:
 
 
 def _accepted_language() -> str | None:
-    """The language the client's Accept-Language header prefers, if it is ours."""
+    """Return the language the Accept-Language header prefers, if it is ours."""
     best = request.accept_languages.best_match(tuple(_ACCEPTED))
     return _ACCEPTED.get(best) if best else None
 

@@ -24,7 +24,7 @@ def current_drill_step() -> drill.DrillStep:
 
 
 def problem_closed(kind: str, seed: int, level: int) -> bool:
-    """Whether checking this problem would answer the signed-in learner's item."""
+    """Tell whether checking this problem would answer the learner's drill item."""
     if not current_user.is_authenticated:
         return False
     return drill.problem_closed(get_session(), current_db_user(), kind, seed, level)

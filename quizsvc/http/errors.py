@@ -76,7 +76,7 @@ def _translate(msgid: str) -> str:
 
 
 def wants_json() -> bool:
-    """True when the client is an API client rather than a browser."""
+    """Tell whether the client is an API client rather than a browser."""
     if request.path.startswith("/api/"):
         return True
     best = request.accept_mimetypes.best_match(["application/json", "text/html"])
@@ -87,7 +87,7 @@ def wants_json() -> bool:
 
 
 def status_of(exc: BaseException) -> int:
-    """The HTTP status an error is answered with."""
+    """Return the HTTP status an error is answered with."""
     if isinstance(exc, QuizError):
         return exc.status
     if isinstance(exc, HTTPException):
@@ -96,7 +96,7 @@ def status_of(exc: BaseException) -> int:
 
 
 def code_of(exc: BaseException) -> str:
-    """The error's stable snake_case code, the JSON contract's `error`."""
+    """Return the error's stable snake_case code (the JSON contract's `error`)."""
     if isinstance(exc, QuizError):
         return exc.code
     if isinstance(exc, HTTPException):
@@ -106,7 +106,7 @@ def code_of(exc: BaseException) -> str:
 
 
 def message_of(exc: BaseException) -> str:
-    """The error's message in the request's language."""
+    """Return the error's message in the request's language."""
     if isinstance(exc, QuizError):
         return exc.render(_translate, current_language())
     message = getattr(exc, "message", None)
@@ -128,7 +128,7 @@ def message_of(exc: BaseException) -> str:
 
 
 def messages_of(errors: list[Message]) -> list[str]:
-    """Several messages (such as the problems of one file), each translated."""
+    """Translate several messages (such as the problems of one file)."""
     lang = current_language()
     return [message.render(_translate, lang) for message in errors]
 

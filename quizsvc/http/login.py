@@ -52,12 +52,12 @@ def sign_out(session: Session) -> None:
 
 
 def current_session_secret() -> str | None:
-    """The secret of this request's server-side session (None for bearer tokens)."""
+    """Return this request's server-side session secret (None for a bearer token)."""
     return getattr(current_user, "session_secret", None)
 
 
 def current_db_user() -> User:
-    """The signed-in user's row (call only behind login_required)."""
+    """Return the signed-in user's row (call only behind login_required)."""
     return current_user.user
 
 

@@ -24,7 +24,7 @@ def fresh_seed() -> int:
 
 
 def is_seed(value: object) -> bool:
-    """Whether `value` is a seed a permalink may carry (a whole number 0..MAX_SEED)."""
+    """Tell whether `value` is a seed a permalink may carry (0..MAX_SEED)."""
     return (
         isinstance(value, int)
         and not isinstance(value, bool)

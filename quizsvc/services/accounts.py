@@ -112,7 +112,7 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
 
 
 def token_digest(token: str) -> str:
-    """The SHA-256 of a session or token secret, as stored."""
+    """Return the SHA-256 of a session or token secret, as stored."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 

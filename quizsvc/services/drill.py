@@ -61,7 +61,7 @@ class AnswerFormatError(InvalidInput):
 
     @classmethod
     def of(cls, remarks: list[Bilingual]) -> AnswerFormatError:
-        """The error for the grader's or the checker's remarks (bilingual content)."""
+        """Build the error from the grader's or the checker's remarks (bilingual)."""
         return cls(
             content={
                 lang: " ".join(pick(remark, lang) for remark in remarks)
@@ -555,7 +555,7 @@ def _check_every_step_once(question: bank_module.Question, answer: Any) -> None:
 
 
 def _quoted(text: Bilingual) -> dict[str, str]:
-    """A step's text in quotation marks, in each language."""
+    """Put a step's text in quotation marks, in each language."""
     return {lang: f"“{pick(text, lang)}”" for lang in LANGUAGES}
 
 

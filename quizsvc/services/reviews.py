@@ -349,7 +349,7 @@ def _check_fields(
 
 
 def rating_refused(two_button: bool) -> InvalidInput:
-    """The error for a recall rating that is not one of the learner's buttons."""
+    """Build the error for a recall rating that is not one of the learner's buttons."""
     if two_button:
         return InvalidInput(N_("Rate yourself: pass or fail."), field="rating")
     return InvalidInput(N_("Rate yourself: again, hard, good or easy."), field="rating")

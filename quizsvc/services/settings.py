@@ -151,7 +151,7 @@ def apply_settings(
 
 
 def settings_dict(settings: LearnerSettings) -> dict[str, Any]:
-    """The learner's settings as a plain dict (the API's JSON), by SETTING_NAMES."""
+    """Return the learner's settings as a plain dict (the API's JSON)."""
     return {name: getattr(settings, name) for name in SETTING_NAMES}
 
 

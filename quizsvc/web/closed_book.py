@@ -19,7 +19,7 @@ def finish_first_page():
 
 
 def tools_closed() -> bool:
-    """Whether the signed-in learner must finish a drill item first."""
+    """Tell whether the signed-in learner must finish a drill item first."""
     if not current_user.is_authenticated:
         return False
     return drill.closed_book(get_session(), current_db_user())
