@@ -31,7 +31,6 @@ from sqlalchemy import bindparam, event, insert, select, update  # noqa: E402
 from sqlalchemy.orm import Session  # noqa: E402
 
 from quizsvc import create_app  # noqa: E402
-from quizsvc.auth import hash_password  # noqa: E402
 from quizsvc.bank import load  # noqa: E402
 from quizsvc.db import get_engine, make_engine, upgrade  # noqa: E402
 from quizsvc.models import (  # noqa: E402
@@ -42,6 +41,7 @@ from quizsvc.models import (  # noqa: E402
     Skill,
     User,
 )
+from quizsvc.services.accounts import hash_password  # noqa: E402
 from quizsvc.services.bank_sync import sync_bank  # noqa: E402
 from quizsvc.services.classes import create_class  # noqa: E402
 from quizsvc.services.demo import seed_demo_data  # noqa: E402

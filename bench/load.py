@@ -217,8 +217,8 @@ def provision_learners(database_url: str, count: int) -> list[tuple[str, int]]:
     """Create learners with generous daily limits; return (API token, user id)."""
     from sqlalchemy.orm import Session
 
-    from quizsvc.auth import issue_token
     from quizsvc.db import make_engine
+    from quizsvc.services.accounts import issue_token
     from quizsvc.services.settings import update_settings
     from quizsvc.services.users import create_user
 

@@ -109,9 +109,9 @@ def _instance_secret_key(instance: Path) -> str:
 
 def register_extensions(app: Flask) -> None:
     """Bind the database and the Flask extensions to the app."""
-    from quizsvc import auth, db, i18n
+    from quizsvc import db, i18n
     from quizsvc.extensions import csrf, limiter
-    from quizsvc.web import input_checks
+    from quizsvc.http import input_checks, login
 
     # First: the `int` URL converter must be in place before any route exists.
     input_checks.init_app(app)
@@ -119,7 +119,7 @@ def register_extensions(app: Flask) -> None:
     i18n.init_app(app)
     csrf.init_app(app)
     limiter.init_app(app)
-    auth.init_app(app)
+    login.init_app(app)
     app.session_interface = HttpsAwareSessionInterface()
     if app.config.get("TRUSTED_PROXIES"):
         # Behind a reverse proxy the client address and scheme come from its
@@ -183,7 +183,7 @@ def register_blueprints(app: Flask) -> None:
 def register_response_hooks(app: Flask) -> None:
     """Request ids and log lines, metrics, and security headers on every response."""
     from quizsvc import metrics
-    from quizsvc.web import headers, requestlog
+    from quizsvc.http import headers, requestlog
 
     # Flask runs after-request hooks last-registered first: the log line
     # measures the duration that the metrics then record.
@@ -194,6 +194,6 @@ def register_response_hooks(app: Flask) -> None:
 
 def register_errorhandlers(app: Flask) -> None:
     """Answer errors with a page (or JSON for API clients), never a traceback."""
-    from quizsvc.web import errors
+    from quizsvc.http import errors
 
     errors.init_app(app)

@@ -45,6 +45,9 @@ class Defaults:
     LOGIN_RATE_LIMIT = "10 per minute;50 per hour"
     # A class behind one school address registers at once: room for that.
     REGISTER_RATE_LIMIT = "20 per minute;200 per day"
+    # Joining a class, on the page and over the API (each counts its own):
+    # far fewer tries than guessing a join code would ever need.
+    JOIN_RATE_LIMIT = "30 per minute"
 
     # Session cookies: not readable by scripts, not sent on cross-site posts.
     # SESSION_COOKIE_SECURE is switched on per request when served over HTTPS.
@@ -61,3 +64,22 @@ class Defaults:
     METRICS_ALLOWED = "127.0.0.1,::1"
     # How many reverse proxies in front of the service set X-Forwarded-*; 0 = none.
     TRUSTED_PROXIES = 0
+
+
+# Offered in the time zone fields' suggestions (a learner's settings, a new
+# class); any IANA name is accepted.
+COMMON_TIMEZONES = (
+    "Asia/Shanghai",
+    "Asia/Hong_Kong",
+    "Asia/Taipei",
+    "Asia/Singapore",
+    "Asia/Tokyo",
+    "Asia/Kolkata",
+    "Europe/London",
+    "Europe/Berlin",
+    "America/New_York",
+    "America/Chicago",
+    "America/Los_Angeles",
+    "Australia/Sydney",
+    "UTC",
+)

@@ -28,8 +28,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
+from quizsvc.http.requestlog import route_of_request
 from quizsvc.models import Review
-from quizsvc.web.requestlog import route_of_request
 
 MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
 

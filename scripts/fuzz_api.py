@@ -156,8 +156,8 @@ def fuzz(
 def prepare(app) -> dict[str, str]:
     """Sync the bank, add a learner, and return a bearer header signed in as them."""
     from quizsvc import bank
-    from quizsvc.auth import issue_token, register
     from quizsvc.db import get_session
+    from quizsvc.services.accounts import issue_token, register
     from quizsvc.services.bank_sync import sync_bank
 
     with app.app_context():

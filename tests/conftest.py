@@ -34,12 +34,12 @@ def _quick_password_hashes():
 
     from werkzeug.security import generate_password_hash
 
-    from quizsvc import auth
+    from quizsvc.services import accounts
 
     quick = partial(generate_password_hash, method=QUICK_PASSWORD_HASH)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(auth, "generate_password_hash", quick)
-        patch.setattr(auth, "_DUMMY_HASH", quick("not-a-real-password"))
+        patch.setattr(accounts, "generate_password_hash", quick)
+        patch.setattr(accounts, "_DUMMY_HASH", quick("not-a-real-password"))
         yield
 
 

@@ -12,11 +12,8 @@ from quizsvc import scheduling
 from quizsvc.models import Classroom, User
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.classes import create_class, join_class, leave_class
-from quizsvc.services.reviews import (
-    record_answer,
-    record_explanation,
-    record_self_assessment,
-)
+from quizsvc.services.reviews import record_answer, record_explanation
+from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
 
 # Every export test looks at the class from here.

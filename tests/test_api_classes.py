@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from quizsvc.auth import hash_password
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, Membership
+from quizsvc.services.accounts import hash_password
 from quizsvc.services.classes import JOIN_CODE_ALPHABET
 from quizsvc.services.users import create_user
 from tests.learnerutil import graded_item, record, sync_real_bank

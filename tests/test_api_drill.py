@@ -176,6 +176,14 @@ def test_answer_to_an_item_that_is_not_open_is_a_conflict(api, app):
     assert response.status_code == 409 and reviews(app) == 0
 
 
+def test_answer_to_another_item_than_the_open_one_is_a_conflict(api, app, learner):
+    """While one item is open, is an answer naming another refused, and not stored?"""
+    open_for(app, learner, "l16-qkv-analogy-limits")
+    response = api.post("/api/v1/drill/answer", json={"item_id": CHOICE, "answer": "c"})
+    assert response.status_code == 409 and response.json["error"] == "conflict"
+    assert reviews(app) == 0
+
+
 def test_recall_reveal_and_rating(api, app, learner):
     open_for(app, learner, "l16-qkv-analogy-limits")
     revealed = api.post(

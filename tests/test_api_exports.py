@@ -11,9 +11,9 @@ from urllib.parse import unquote
 import openpyxl
 import pytest
 
-from quizsvc.auth import hash_password, issue_token
 from quizsvc.db import get_session
 from quizsvc.models import User
+from quizsvc.services.accounts import hash_password, issue_token
 from quizsvc.services.classes import create_class
 from quizsvc.services.reviews import record_answer
 from quizsvc.services.users import create_user

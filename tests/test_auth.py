@@ -63,11 +63,12 @@ def test_taken_username_is_refused(app):
 def test_form_post_without_csrf_token_is_refused(app):
     """Can another site post a login form on a learner's behalf?"""
     make_learner(app, "mei")
-    response = app.test_client().post(
-        "/login", data={"username": "mei", "password": PASSWORD}
-    )
+    client = app.test_client()
+    response = client.post("/login", data={"username": "mei", "password": PASSWORD})
+    # Refused in the page's language, not with Flask-WTF's English words.
     assert response.status_code == 400
-    assert "CSRF" in response.get_data(as_text=True)
+    assert "表单已过期" in response.get_data(as_text=True)
+    assert client.get("/today").status_code == 302  # not signed in
 
 
 def test_login_logout_and_next(app):

@@ -159,7 +159,9 @@ def answer_open_item(page, database: Path) -> None:
 def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
     """Can a newcomer register and finish a whole day's drill in the browser?"""
     database = server_instance / "quizsvc.sqlite3"
-    context = browser.new_context(viewport={"width": 360, "height": 760})
+    context = browser.new_context(
+        viewport={"width": 360, "height": 760}, locale="zh-CN"
+    )
     page = context.new_page()
     register(page, server, "xiaohong")
     page.click("#start")
@@ -209,7 +211,9 @@ def test_the_drill_keeps_the_closed_book_and_explains_in_chinese(
     grid once explained, an ordering refused without losing the picks, and the
     Lab taking a 16×16 input: all in Chinese, at 360 px and at desktop width."""
     database = server_instance / "quizsvc.sqlite3"
-    context = browser.new_context(viewport={"width": 360, "height": 760})
+    context = browser.new_context(
+        viewport={"width": 360, "height": 760}, locale="zh-CN"
+    )
     page = context.new_page()
     register(page, server, "xiaogang")
 

@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import delete, insert, select
 
 from quizsvc import create_app
-from quizsvc.auth import hash_password, issue_token, revoke_token
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, Membership
+from quizsvc.services.accounts import hash_password, issue_token, revoke_token
 from quizsvc.services.classes import add_co_teacher, create_class, join_class
 from quizsvc.services.users import create_user
 from tests.webutil import PASSWORD

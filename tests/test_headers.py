@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from quizsvc.web.headers import CONTENT_SECURITY_POLICY
+from quizsvc.http.headers import CONTENT_SECURITY_POLICY
 from tests.learnerutil import sync_real_bank
 from tests.test_input_checks import fill_placeholders
 from tests.webutil import make_learner, sign_in

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import gettext
+import re
 from pathlib import Path
 
+import pytest
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
+from tests.webutil import make_learner, sign_in
+
 ROOT = Path(__file__).resolve().parents[1]
 TRANSLATIONS = ROOT / "quizsvc" / "translations"
 CATALOG = TRANSLATIONS / "zh_Hans_CN" / "LC_MESSAGES"
-# The README's `pybabel extract -F babel.cfg -k _l -k lazy_gettext`.
-KEYWORDS = {**DEFAULT_KEYWORDS, "_l": None, "lazy_gettext": None}
+# The README's `pybabel extract -F babel.cfg -k _l -k lazy_gettext -k N_`.
+KEYWORDS = {**DEFAULT_KEYWORDS, "_l": None, "lazy_gettext": None, "N_": None}
 
 
 def _key(message):
@@ -86,3 +90,48 @@ def test_chinese_is_the_default_and_english_is_one_click_away(client):
 def test_unknown_language_falls_back_to_chinese(client):
     page = client.get("/lab?lang=xx").get_data(as_text=True)
     assert '<html lang="zh-CN">' in page
+
+
+# --- which language a request gets ------------------------------------------------
+
+
+def _html_lang(response) -> str:
+    return re.search(r'<html lang="([^"]+)">', response.get_data(as_text=True))[1]
+
+
+@pytest.mark.parametrize(
+    ("header", "language"),
+    [
+        ("en-US,en;q=0.9", "en"),
+        ("en-GB", "en"),
+        ("zh-TW,zh;q=0.9", "zh-CN"),
+        ("fr-FR,en;q=0.3", "en"),
+        ("fr", "zh-CN"),
+        ("", "zh-CN"),
+    ],
+)
+def test_a_first_visit_follows_the_accept_language_header(client, header, language):
+    """Does a visitor's browser language choose the page's language (else zh-CN)?"""
+    response = client.get("/lab", headers={"Accept-Language": header})
+    assert _html_lang(response) == language
+
+
+def test_the_learners_setting_comes_before_the_header(db_app):
+    """Does a learner who chose 中文 get Chinese from an English browser?"""
+    make_learner(db_app, "ana")
+    client = db_app.test_client()
+    sign_in(client, "ana")
+    english_browser = {"Accept-Language": "en-US,en;q=0.9"}
+    assert _html_lang(client.get("/today", headers=english_browser)) == "zh-CN"
+    client.patch("/api/v1/settings", json={"language": "en"})
+    assert _html_lang(client.get("/today")) == "en"
+
+
+def test_the_sessions_choice_comes_before_the_learners_setting(db_app):
+    """Does ?lang= win over the setting, and stay for the rest of the session?"""
+    make_learner(db_app, "ana")
+    client = db_app.test_client()
+    sign_in(client, "ana")
+    assert _html_lang(client.get("/today?lang=en")) == "en"
+    assert _html_lang(client.get("/today")) == "en"
+    assert _html_lang(client.get("/today?lang=zh-CN")) == "zh-CN"

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from quizsvc.web.input_checks import MAX_ID, InputRefused, loads_strict
+from quizsvc.http.input_checks import MAX_ID, InputRefused, loads_strict
 from tests.webutil import csrf_token, make_learner, sign_in
 
 HOSTILE_BODIES = {

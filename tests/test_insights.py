@@ -14,7 +14,8 @@ from quizsvc import scheduling
 from quizsvc.models import Card, Item
 from quizsvc.services import insights
 from quizsvc.services.bank_sync import sync_bank
-from quizsvc.services.reviews import record_answer, record_self_assessment
+from quizsvc.services.reviews import record_answer
+from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
 from quizsvc.web.charts import calendar_level

@@ -16,8 +16,8 @@ from quizsvc.cli import main
 from quizsvc.db import get_session
 from quizsvc.lti import keys
 from quizsvc.lti.launch import class_role, facts, interface_language
-from quizsvc.lti.models import LtiPlatform
 from quizsvc.models import Classroom
+from quizsvc.models.lti import LtiPlatform
 from tests.lti_platform import SimulatedPlatform
 from tests.webutil import make_learner, sign_in
 
@@ -235,7 +235,7 @@ def test_one_push_at_a_time_and_a_stalled_one_is_closed(lti_app):
     from datetime import UTC, datetime, timedelta
 
     from quizsvc.lti import grades
-    from quizsvc.lti.models import LtiContext
+    from quizsvc.models.lti import LtiContext
     from quizsvc.services import Conflict
     from quizsvc.services.classes import create_class
     from quizsvc.services.users import create_user
@@ -273,7 +273,7 @@ def test_one_push_at_a_time_and_a_stalled_one_is_closed(lti_app):
         )
         assert first.status == "failed" and "stalled" in first.message
         assert second.status == "running"
-        with pytest.raises(ValueError, match="choose accuracy or retention"):
+        with pytest.raises(ValueError, match="choose accuracy, retention"):
             grades.start_push(session, context, "mastery", started_by=None, now=later)
 
 
@@ -282,13 +282,13 @@ def test_a_registered_url_is_a_whole_https_url(text):
     """Whatever is typed, an accepted URL is https with a host and no spaces."""
     from urllib.parse import urlsplit
 
-    from quizsvc.lti.models import URL_LENGTH
     from quizsvc.lti.platforms import _url
+    from quizsvc.models.lti import URL_LENGTH
     from quizsvc.services import InvalidInput
 
     for candidate in (text, "https://" + text):
         try:
-            url = _url(candidate, "地址", "The URL", allow_http=False)
+            url = _url(candidate, "The issuer", allow_http=False)
         except InvalidInput:
             continue
         parts = urlsplit(url)

@@ -16,8 +16,8 @@ import jwt
 import pytest
 from sqlalchemy import select
 
-from quizsvc.lti.models import LtiAccount, LtiContext, LtiUsedNonce
 from quizsvc.models import Classroom, Membership, User
+from quizsvc.models.lti import LtiAccount, LtiContext, LtiUsedNonce
 from tests import ltiutil
 from tests.lti_platform import rsa_key
 from tests.ltiutil import Browser

@@ -21,9 +21,9 @@ from jwt.algorithms import RSAAlgorithm
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from quizsvc.lti.models import LtiGradePush, LtiScoreSend
 from quizsvc.lti.scores import learner_scores
 from quizsvc.models import Classroom, Item, Review
+from quizsvc.models.lti import LtiGradePush, LtiScoreSend
 from tests import ltiutil
 from tests.ltiutil import Browser
 
@@ -75,7 +75,7 @@ def answer_next(browser: Browser, option: str) -> dict:
 
 def stored_accuracy(served, class_id: int) -> dict[str, float]:
     """Each learner's share of right answers, from the reviews, by LTI sub."""
-    from quizsvc.lti.models import LtiAccount
+    from quizsvc.models.lti import LtiAccount
 
     engine = served.engine()
     try:

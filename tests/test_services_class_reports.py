@@ -16,11 +16,8 @@ from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.classes import create_class, join_class
 from quizsvc.services.drill import learning_streak
 from quizsvc.services.progress import skill_progress
-from quizsvc.services.reviews import (
-    record_answer,
-    record_explanation,
-    record_self_assessment,
-)
+from quizsvc.services.reviews import record_answer, record_explanation
+from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)

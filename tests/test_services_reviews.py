@@ -19,13 +19,12 @@ from quizsvc.scheduling import GradedAnswer, Rating
 from quizsvc.services import Conflict, InvalidInput, NotFound, drill
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.reviews import (
-    close_open_item,
     get_open_item,
     open_item,
     record_answer,
     record_explanation,
-    record_self_assessment,
 )
+from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
 
@@ -154,7 +153,7 @@ def test_recall_items_are_rated_by_the_learner(db_session, learner):
     update_settings(db_session, learner, two_button_mode=True, now=T0)
     failed = record_answer(db_session, learner, "scores-2", self_rating="fail", now=T0)
     assert failed.rating == Rating.AGAIN and not failed.correct
-    with pytest.raises(InvalidInput, match="pass, fail"):
+    with pytest.raises(InvalidInput, match="pass or fail"):
         record_answer(db_session, learner, "scores-2", self_rating="hard", now=T0)
     with pytest.raises(InvalidInput, match="graded"):
         record_answer(db_session, learner, "scores-1", self_rating="good", now=T0)
@@ -544,6 +543,5 @@ def test_the_open_item_closes_when_it_is_answered(db_session, learner):
     assert get_open_item(db_session, learner) is not None  # another item's answer
     record_answer(db_session, learner, "weights-1", graded=RIGHT, now=T0)
     assert get_open_item(db_session, learner) is None
-    assert close_open_item(db_session, learner) is False
     with pytest.raises(NotFound):
         open_item(db_session, learner, "nothing-here", now=T0)

@@ -7,11 +7,11 @@ import logging
 import pytest
 from sqlalchemy import text
 
-from quizsvc.auth import check_password_rules, register
 from quizsvc.db import downgrade, get_session, upgrade
 from quizsvc.models import username_key
 from quizsvc.services import InvalidInput
-from tests.webutil import PASSWORD, csrf_token, make_learner, sign_in
+from quizsvc.services.accounts import check_password_rules, register
+from tests.webutil import PASSWORD, csrf_token, in_chinese, make_learner, sign_in
 
 NEW_PASSWORD = "violet kettle umbrella"
 
@@ -168,7 +168,7 @@ def test_common_and_trivial_passwords_are_refused(password):
     with pytest.raises(InvalidInput) as refused:
         check_password_rules(password, "anaana")
     assert "too easy to guess" in str(refused.value)
-    assert "太容易被猜到" in refused.value.localized("zh-CN")
+    assert "太容易被猜到" in in_chinese(refused.value)
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from quizsvc.auth import authenticate
 from quizsvc.cli import main
 from quizsvc.db import get_session
+from quizsvc.services.accounts import authenticate
 from quizsvc.services.users import find_user
 
 

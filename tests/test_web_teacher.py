@@ -8,11 +8,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from quizsvc.auth import hash_password
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, Membership, Review, RosterEntry, User
+from quizsvc.services.accounts import hash_password
 from quizsvc.services.classes import create_class, join_class
-from quizsvc.services.reviews import record_explanation, record_self_assessment
+from quizsvc.services.reviews import record_explanation
+from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
 from tests.learnerutil import graded_item, record
 from tests.webutil import PASSWORD, make_learner, sign_in

@@ -146,7 +146,7 @@ def test_a_writer_gives_up_after_the_busy_timeout(database, monkeypatch):
     from quizsvc import db
 
     _, url = database
-    monkeypatch.setattr(db, "BUSY_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(db.sqlite, "BUSY_TIMEOUT_SECONDS", 0.2)
     first, second = make_engine(url), make_engine(url)
     with first.begin() as connection:
         _bump(connection)
@@ -188,7 +188,7 @@ def test_a_worker_killed_while_writing_does_not_block_the_others(database, monke
     )
     try:
         assert holder.stdout.readline().strip() == "holding"
-        monkeypatch.setattr(db, "BUSY_TIMEOUT_SECONDS", 0.2)
+        monkeypatch.setattr(db.sqlite, "BUSY_TIMEOUT_SECONDS", 0.2)
         waiting = make_engine(url)
         with (
             pytest.raises(OperationalError, match="database is locked"),

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import gettext
 import re
+from functools import cache
+from pathlib import Path
 
-from quizsvc.auth import register
 from quizsvc.db import get_session
 from quizsvc.models import User
+from quizsvc.services.accounts import register
 from quizsvc.services.reviews import open_item
 
 PASSWORD = "correct horse battery"
+CATALOG = (
+    Path(__file__).resolve().parents[1]
+    / "quizsvc/translations/zh_Hans_CN/LC_MESSAGES/messages.mo"
+)
+
+
+@cache
+def _chinese_catalog() -> gettext.GNUTranslations:
+    with open(CATALOG, "rb") as handle:
+        return gettext.GNUTranslations(handle)
+
+
+def in_chinese(error) -> str:
+    """A quizsvc error (or Message) as a zh-CN page or API response shows it."""
+    return error.render(_chinese_catalog().gettext, "zh-CN")
 
 
 def make_learner(app, username: str) -> int:

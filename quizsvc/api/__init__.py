@@ -15,13 +15,12 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
-from flask import Blueprint, Flask, g, jsonify, request
+from flask import Blueprint, Flask, g, request
 from flask_login import current_user
-from werkzeug.exceptions import HTTPException
 
+from quizsvc.errors import N_, BadRequest, Unauthorized, UnsupportedMediaType
 from quizsvc.extensions import csrf
-from quizsvc.services import Conflict, InvalidInput, NotFound, ServiceError
-from quizsvc.web.input_checks import MAX_ID
+from quizsvc.http.input_checks import MAX_ID
 
 bp = Blueprint("api", __name__, url_prefix="/api/v1")
 csrf.exempt(bp)
@@ -29,37 +28,24 @@ csrf.exempt(bp)
 P = ParamSpec("P")
 R = TypeVar("R")
 
-_STATUS = {NotFound: 404, InvalidInput: 400, Conflict: 409}
-
-
-class ApiError(HTTPException):
-    """An API error with a machine-readable code."""
-
-    def __init__(self, status: int, code: str, message: str):
-        super().__init__(description=message)
-        self.code = status
-        self.code_name = code
-
-
-def error(status: int, code: str, message: str) -> ApiError:
-    """Build an ApiError to raise."""
-    return ApiError(status, code, message)
-
 
 def json_body(required: tuple[str, ...] = ()) -> dict[str, Any]:
     """The request's JSON object; 415 if not JSON, 400 if malformed or incomplete."""
     if not request.is_json:
-        raise error(
-            415,
-            "unsupported_media_type",
-            "send the body as JSON with Content-Type: application/json",
+        raise UnsupportedMediaType(
+            N_("Send the body as JSON with Content-Type: application/json.")
         )
     body = request.get_json(silent=True)
     if not isinstance(body, dict):
-        raise error(400, "malformed_json", "the body must be a JSON object")
+        raise BadRequest(N_("The body must be a JSON object."), code="malformed_json")
     missing = [name for name in required if body.get(name) in (None, "")]
     if missing:
-        raise error(400, "missing_field", f"missing field(s): {', '.join(missing)}")
+        raise BadRequest(
+            N_("missing field(s): %(fields)s"),
+            code="missing_field",
+            field=missing[0],
+            fields=missing,
+        )
     return body
 
 
@@ -71,8 +57,11 @@ def id_field(body: dict[str, Any], name: str) -> int:
         or not isinstance(value, int)
         or not 1 <= value <= MAX_ID
     ):
-        raise error(
-            400, "invalid_input", f"{name} must be a whole number from 1 to {MAX_ID}"
+        raise BadRequest(
+            N_("%(name)s must be a whole number from 1 to %(most)d."),
+            field=name,
+            name=name,
+            most=MAX_ID,
         )
     return value
 
@@ -84,32 +73,15 @@ def login_required(view: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if not current_user.is_authenticated:
             if g.get("bad_token"):
-                raise error(
-                    401, "invalid_token", "the bearer token is unknown or revoked"
+                raise Unauthorized(
+                    N_("The bearer token is unknown or revoked."), code="invalid_token"
                 )
-            raise error(
-                401,
-                "unauthorized",
-                "sign in first (POST /api/v1/auth/login) or send a bearer token",
+            raise Unauthorized(
+                N_("Sign in first (POST /api/v1/auth/login) or send a bearer token.")
             )
         return view(*args, **kwargs)
 
     return wrapper
-
-
-@bp.errorhandler(ServiceError)
-def service_error(exc: ServiceError):
-    """Turn a service error into the JSON error contract."""
-    status = next((code for cls, code in _STATUS.items() if isinstance(exc, cls)), 400)
-    if getattr(exc, "status", None):
-        status = exc.status
-    from quizsvc.i18n import current_language
-
-    localized = getattr(exc, "localized", None)
-    message = localized(current_language()) if localized else str(exc)
-    response = jsonify(error=exc.code, message=message)
-    response.status_code = status
-    return response
 
 
 def init_app(app: Flask) -> None:

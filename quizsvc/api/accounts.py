@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
-from quizsvc.api import bp, error, json_body, login_required
-from quizsvc.auth import (
-    authenticate,
-    change_password,
+from quizsvc.api import bp, json_body, login_required
+from quizsvc.db import get_session, transaction
+from quizsvc.errors import N_, BadRequest, Unauthorized
+from quizsvc.extensions import login_limit, register_limit
+from quizsvc.http.login import (
     current_db_user,
     current_session_secret,
+    sign_in,
+    sign_out,
+)
+from quizsvc.i18n import SUPPORTED
+from quizsvc.services.accounts import (
+    authenticate,
+    change_password,
     end_sessions,
     issue_token,
     list_tokens,
     register,
     revoke_token,
-    sign_in,
-    sign_out,
 )
-from quizsvc.db import get_session, transaction
-from quizsvc.extensions import login_limit, register_limit
-from quizsvc.i18n import SUPPORTED
 
 
 def _user_dict(user) -> dict:
@@ -34,7 +37,7 @@ def _user_dict(user) -> dict:
 def _credentials(body: dict) -> tuple[str, str]:
     username, password = body.get("username"), body.get("password")
     if not isinstance(username, str) or not isinstance(password, str):
-        raise error(400, "invalid_input", "username and password must be strings")
+        raise BadRequest(N_("The username and the password must be strings."))
     return username, password
 
 
@@ -45,13 +48,13 @@ def api_register():
     body = json_body(("username", "password"))
     if "role" in body:
         # Roles are granted by an admin (quizsvc users set-role), never by asking.
-        raise error(
-            400, "invalid_input", "registering cannot choose a role; ask an admin"
+        raise BadRequest(
+            N_("Registering cannot choose a role; ask an admin."), field="role"
         )
     username, password = _credentials(body)
     locale = body.get("locale", "zh-CN")
     if locale not in SUPPORTED:
-        raise error(400, "invalid_input", "locale must be zh-CN or en")
+        raise BadRequest(N_("The locale must be zh-CN or en."), field="locale")
     with transaction() as session:
         user = register(session, username, password, locale=locale)
         sign_in(session, user)
@@ -66,7 +69,9 @@ def api_login():
     with transaction() as session:
         user = authenticate(session, username, password)
         if user is None:
-            raise error(401, "invalid_credentials", "wrong username or password")
+            raise Unauthorized(
+                N_("Wrong username or password."), code="invalid_credentials"
+            )
         sign_in(session, user)
     return {"user": _user_dict(user)}
 
@@ -98,9 +103,11 @@ def api_change_password():
     current, new = body["current_password"], body["new_password"]
     revoke = body.get("revoke_tokens", False)
     if not isinstance(current, str) or not isinstance(new, str):
-        raise error(400, "invalid_input", "the passwords must be strings")
+        raise BadRequest(N_("The passwords must be strings."))
     if not isinstance(revoke, bool):
-        raise error(400, "invalid_input", "revoke_tokens must be true or false")
+        raise BadRequest(
+            N_("revoke_tokens must be true or false."), field="revoke_tokens"
+        )
     with transaction() as session:
         ended = change_password(
             session,
@@ -132,7 +139,7 @@ def api_create_token():
     body = json_body()
     name = body.get("name", "script")
     if not isinstance(name, str):
-        raise error(400, "invalid_input", "name must be a string")
+        raise BadRequest(N_("The name must be a string."), field="name")
     with transaction() as session:
         issued = issue_token(session, current_db_user(), name)
     return {**_token_dict(issued.token), "token": issued.secret}, 201

@@ -8,24 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import url_for
+from flask import current_app, url_for
 
-from quizsvc.api import bp, error, json_body, login_required
-from quizsvc.auth import current_db_user
+from quizsvc.api import bp, json_body, login_required
 from quizsvc.db import get_session, transaction
+from quizsvc.errors import N_, BadRequest, Forbidden
 from quizsvc.extensions import limiter
+from quizsvc.http.login import current_db_user
 from quizsvc.models import Classroom
 from quizsvc.services import class_reports
 from quizsvc.services.classes import (
     can_teach,
-    class_for_teacher,
     classes_of,
     create_class,
     join_class,
     leave_class,
+    require_class_for_teacher,
     rotate_join_code,
 )
-from quizsvc.web.classes import JOIN_RATE_LIMIT
 
 CLASS_FIELDS = ("name", "term", "timezone")
 JOIN_FIELDS = ("code", "student_number", "display_name")
@@ -34,10 +34,11 @@ JOIN_FIELDS = ("code", "student_number", "display_name")
 def _unknown_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
     unknown = sorted(set(body) - set(known))
     if unknown:
-        raise error(
-            400,
-            "invalid_input",
-            f"unknown field(s): {', '.join(unknown)}; known: {', '.join(known)}",
+        raise BadRequest(
+            N_("unknown field(s): %(unknown)s; known: %(known)s"),
+            field=unknown[0],
+            unknown=unknown,
+            known=list(known),
         )
 
 
@@ -46,10 +47,7 @@ def _join_url(classroom: Classroom) -> str:
 
 
 def _taught_class(class_id: int) -> Classroom:
-    classroom = class_for_teacher(get_session(), current_db_user(), class_id)
-    if classroom is None:
-        raise error(404, "not_found", f"no class {class_id}")
-    return classroom
+    return require_class_for_teacher(get_session(), current_db_user(), class_id)
 
 
 def class_dict(classroom: Classroom, role: str, learners: int) -> dict[str, Any]:
@@ -77,7 +75,7 @@ def api_create_class():
     """Create a class (teachers and admins); the caller teaches it."""
     user = current_db_user()
     if not can_teach(user):
-        raise error(403, "forbidden", "only teacher accounts can create classes")
+        raise Forbidden(N_("Only teacher accounts can create classes."))
     body = json_body(("name",))
     _unknown_fields(body, CLASS_FIELDS)
     with transaction() as session:
@@ -123,7 +121,7 @@ def api_rotate_join_code(class_id: int):
 
 @bp.post("/classes/join")
 @login_required
-@limiter.limit(JOIN_RATE_LIMIT)
+@limiter.limit(lambda: current_app.config["JOIN_RATE_LIMIT"])
 def api_join_class():
     """Join a class with its code, as a learner."""
     body = json_body(("code",))

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_babel import gettext as _
-
-from quizsvc.api import bp, error, id_field, json_body, login_required
-from quizsvc.auth import current_db_user
+from quizsvc.api import bp, id_field, json_body, login_required
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
+from quizsvc.errors import N_, BadRequest, Conflict, Locked, NotFound
 from quizsvc.grading import MISCONCEPTIONS
+from quizsvc.http.drill import current_drill_step
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.services import drill
-from quizsvc.web.drill import current_drill_step
-
-# A day: the web drill clamps its timer to the same bound.
-MAX_DURATION_MS = 24 * 3600 * 1000
+from quizsvc.services.reviews import MAX_DURATION_MS
 
 
 def _duration(body: dict[str, Any]) -> int | None:
@@ -24,12 +21,12 @@ def _duration(body: dict[str, Any]) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise error(400, "invalid_input", "duration_ms must be a whole number")
+        raise BadRequest(N_("duration_ms must be a whole number."), field="duration_ms")
     if not 0 <= value <= MAX_DURATION_MS:
-        raise error(
-            400,
-            "invalid_input",
-            f"duration_ms must be from 0 to {MAX_DURATION_MS} (one day)",
+        raise BadRequest(
+            N_("duration_ms must be a whole number from 0 to %(most)d (one day)."),
+            field="duration_ms",
+            most=MAX_DURATION_MS,
         )
     return value
 
@@ -41,11 +38,13 @@ def api_drill_next():
     """The open item (opening the next one when none is open), or done."""
     step = current_drill_step()
     if isinstance(step, drill.PendingExplanation):
-        raise error(
-            409,
-            "explanation_required",
-            f"explain your wrong answer first (POST /api/v1/drill/explanation "
-            f"with review_id {step.review.id})",
+        raise Conflict(
+            N_(
+                "Explain your wrong answer first (POST /api/v1/drill/explanation "
+                "with review_id %(id)d)."
+            ),
+            code="explanation_required",
+            id=step.review.id,
         )
     if isinstance(step, drill.Done):
         return step.public_dict()
@@ -59,10 +58,12 @@ def api_drill_answer():
     body = json_body(("item_id",))
     rating = body.get("rating")
     if rating is not None and not isinstance(rating, str):
-        raise error(400, "invalid_input", 'rating must be a string such as "good"')
+        raise BadRequest(N_('rating must be a string such as "good".'), field="rating")
     key = body.get("idempotency_key")
     if key is not None and not isinstance(key, str):
-        raise error(400, "invalid_input", "idempotency_key must be a string")
+        raise BadRequest(
+            N_("idempotency_key must be a string."), field="idempotency_key"
+        )
     with transaction() as session:
         submission = drill.submit_answer(
             session,
@@ -94,7 +95,7 @@ def api_drill_explanation():
     body = json_body(("review_id", "text"))
     review_id, text = id_field(body, "review_id"), body["text"]
     if not isinstance(text, str):
-        raise error(400, "invalid_input", "text must be a string")
+        raise BadRequest(N_("text must be a string."), field="text")
     lang = current_language()
     with transaction() as session:
         user = current_db_user()
@@ -118,15 +119,13 @@ def api_note(note_id: str):
     """One lesson note; closed (423) while its item is open in your drill."""
     note = get_bank().notes.get(note_id)
     if note is None:
-        raise error(404, "not_found", f"no note {note_id!r}")
+        raise NotFound(N_("There is no note '%(note)s'."), note=note_id)
     if drill.note_state(get_session(), current_db_user(), note_id) == "locked":
-        raise error(
-            423,
-            "closed_book",
-            _(
+        raise Locked(
+            N_(
                 "This note stays closed while its question is open; after a wrong "
                 "answer, explain why first, then it opens."
-            ),
+            )
         )
     lang = current_language()
     return {

@@ -19,9 +19,9 @@ from urllib.parse import quote
 from flask import Response, current_app, request
 from sqlalchemy.orm import Session
 
-from quizsvc.api import bp, error, login_required
-from quizsvc.auth import current_db_user
+from quizsvc.api import bp, login_required
 from quizsvc.db import get_engine, get_session, read_only_session
+from quizsvc.errors import Unavailable
 from quizsvc.exports import MEDIA_TYPES, iter_csv, iter_json_document, render
 from quizsvc.exports.instance import instance_iri
 from quizsvc.exports.kinds import check_class_export, class_export
@@ -33,11 +33,12 @@ from quizsvc.exports.options import (
     parse_date_range,
 )
 from quizsvc.exports.reviews import own_history
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.models import Classroom, User
-from quizsvc.services.classes import class_for_teacher
+from quizsvc.services.classes import require_class_for_teacher
+from quizsvc.services.errors import N_, InvalidInput
 from quizsvc.services.grades import parse_grade_rule
-from quizsvc.services.messages import LocalizedInvalidInput
 
 OWN_FORMATS = ("csv", "json")
 
@@ -55,7 +56,11 @@ def _instance_iri() -> str:
             config.get("BASE_URL"),
         )
     except ValueError as exc:  # the configuration, not the request
-        raise error(503, "misconfigured", str(exc)) from None
+        raise Unavailable(
+            N_("The server's export settings are wrong: %(problem)s"),
+            code="misconfigured",
+            problem=str(exc),
+        ) from None
 
 
 def content_disposition(filename: str, fallback: str) -> str:
@@ -68,9 +73,7 @@ def _options() -> ExportOptions:
     try:
         points = float(args.get("points", "100"))
     except ValueError:
-        raise LocalizedInvalidInput(
-            "满分必须是一个数。", "points must be a number"
-        ) from None
+        raise InvalidInput(N_("points must be a number")) from None
     return ExportOptions(
         base_url=_base_url(),
         iri=_instance_iri(),
@@ -113,9 +116,7 @@ def _download(
 def api_class_export(class_id: int, kind: str):
     """Download one export of a class (teachers of the class and admins only)."""
     session = get_session()
-    classroom = class_for_teacher(session, current_db_user(), class_id)
-    if classroom is None:
-        raise error(404, "not_found", f"no class {class_id}")
+    classroom = require_class_for_teacher(session, current_db_user(), class_id)
     file_format = check_kind(kind, request.args.get("format") or None)
     options = _options()
     check_class_export(session, classroom, kind, options)
@@ -140,9 +141,8 @@ def api_own_export():
     """Download your own history: answers (CSV), or answers and self-ratings (JSON)."""
     file_format = request.args.get("format") or "csv"
     if file_format not in OWN_FORMATS:
-        raise LocalizedInvalidInput(
-            f"格式只能是 csv 或 json，不能是“{file_format}”。",
-            f"format must be csv or json, not {file_format!r}",
+        raise InvalidInput(
+            N_("format must be csv or json, not '%(format)s'"), format=file_format
         )
     options = ExportOptions(
         base_url=_base_url(),

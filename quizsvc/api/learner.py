@@ -11,16 +11,33 @@ from datetime import UTC, datetime
 from typing import Any
 
 from quizsvc import grading
-from quizsvc.api import bp, error, json_body, login_required
-from quizsvc.auth import current_db_user
+from quizsvc.api import bp, json_body, login_required
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
+from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
+from quizsvc.errors import N_, BadRequest
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
+from quizsvc.models import SelfAssessment
 from quizsvc.services import insights
-from quizsvc.services.reviews import record_self_assessment
-from quizsvc.services.settings import load_settings
-from quizsvc.web.assess import assessment_dict, skill_overview
-from quizsvc.web.settings import SETTING_NAMES, apply_settings, settings_dict
+from quizsvc.services.self_assessments import record_self_assessment
+from quizsvc.services.settings import (
+    SETTING_NAMES,
+    apply_settings,
+    load_settings,
+    settings_dict,
+)
+
+
+def assessment_dict(assessment: SelfAssessment) -> dict[str, Any]:
+    """A self-assessment as JSON."""
+    return {
+        "id": assessment.id,
+        "skill_id": assessment.skill_id,
+        "level": assessment.level,
+        "note": assessment.note,
+        "assessed_at": assessment.assessed_at.isoformat(),
+    }
 
 
 @bp.get("/self-assessments")
@@ -28,7 +45,12 @@ from quizsvc.web.settings import SETTING_NAMES, apply_settings, settings_dict
 def api_self_assessments():
     """Each skill: the latest self-rating, its history and the measured record."""
     lang = current_language()
-    overview = skill_overview(get_session(), current_db_user(), datetime.now(UTC))
+    overview = insights.skill_overview(
+        get_session(),
+        current_db_user(),
+        insights.ordered_skills(get_bank()),
+        datetime.now(UTC),
+    )
     return {
         "scale": [
             {"level": step["level"], "label": step[lang]}
@@ -72,11 +94,11 @@ def api_record_self_assessment():
     body = json_body(("skill_id",))
     skill_id, level, note = body["skill_id"], body.get("level"), body.get("note")
     if not isinstance(skill_id, str):
-        raise error(400, "invalid_input", "skill_id must be a string")
+        raise BadRequest(N_("skill_id must be a string."), field="skill_id")
     if isinstance(level, bool) or not isinstance(level, int) or not 0 <= level <= 3:
-        raise error(400, "invalid_input", "level must be 0, 1, 2 or 3")
+        raise BadRequest(N_("The level must be 0, 1, 2 or 3."), field="level")
     if note is not None and not isinstance(note, str):
-        raise error(400, "invalid_input", "note must be a string")
+        raise BadRequest(N_("note must be a string."), field="note")
     with transaction() as session:
         assessment = record_self_assessment(
             session, current_db_user(), skill_id, level, note=note
@@ -141,11 +163,11 @@ def api_update_settings():
     body = json_body()
     unknown = sorted(set(body) - set(SETTING_NAMES))
     if unknown:
-        raise error(
-            400,
-            "invalid_input",
-            f"unknown setting(s): {', '.join(unknown)}; known: "
-            f"{', '.join(SETTING_NAMES)}",
+        raise BadRequest(
+            N_("unknown setting(s): %(unknown)s; known: %(known)s"),
+            field=unknown[0],
+            unknown=unknown,
+            known=list(SETTING_NAMES),
         )
     with transaction() as session:
         settings = apply_settings(session, current_db_user(), body)

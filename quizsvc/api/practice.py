@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from flask import url_for
-from flask_babel import gettext as _
 
 from quizsvc import grading, problems
-from quizsvc.api import bp, error, json_body
+from quizsvc.api import bp, json_body
+from quizsvc.errors import N_, BadRequest, Locked, NotFound
+from quizsvc.http.drill import problem_closed
 from quizsvc.i18n import current_language
-from quizsvc.web.closed_book import problem_closed
-from quizsvc.web.practice import MAX_SEED, fresh_seed, load_problem
+from quizsvc.problems import MAX_SEED, fresh_seed, is_seed, load_problem
+from quizsvc.text import pick
 
 
 def id_of(problem: problems.Problem) -> str:
@@ -60,8 +61,10 @@ def api_new_problem():
     body = json_body(("kind",))
     kind = body["kind"]
     if not isinstance(kind, str) or kind not in problems.KINDS:
-        raise error(
-            400, "invalid_input", f"kind must be one of: {', '.join(problems.KINDS)}"
+        raise BadRequest(
+            N_("kind must be one of: %(kinds)s"),
+            field="kind",
+            kinds=list(problems.KINDS),
         )
     level = body.get("level", 1)
     if (
@@ -69,23 +72,23 @@ def api_new_problem():
         or not isinstance(level, int)
         or level not in problems.LEVELS
     ):
-        raise error(
-            400,
-            "invalid_input",
-            f"level must be a whole number, one of {problems.LEVELS}",
+        raise BadRequest(
+            N_("level must be a whole number, one of %(levels)s."),
+            field="level",
+            levels=list(problems.LEVELS),
         )
     seed = body.get("seed")
     if seed is None:
         seed = fresh_seed()
-    elif (
-        isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED
-    ):
-        raise error(
-            400, "invalid_input", f"seed must be a whole number from 0 to {MAX_SEED}"
+    elif not is_seed(seed):
+        raise BadRequest(
+            N_("seed must be a whole number from 0 to %(most)d."),
+            field="seed",
+            most=MAX_SEED,
         )
     problem = load_problem(kind, level, seed)
     if problem is None:  # pragma: no cover - every checked kind, level, seed works
-        raise error(400, "invalid_input", "no problem for this kind, level and seed")
+        raise BadRequest(N_("There is no problem for this kind, level and seed."))
     return _public(problem), 201
 
 
@@ -94,37 +97,35 @@ def api_check_problem(problem_id: str):
     """Grade answers (each asked name → typed text or nested list) step by step."""
     problem = problem_from_id(problem_id)
     if problem is None:
-        raise error(
-            404,
-            "not_found",
-            f"no problem {problem_id!r} (ids look like "
-            '"attention:2:12345": kind, level, seed)',
+        raise NotFound(
+            N_(
+                "There is no problem '%(id)s' (ids look like \"attention:2:12345\": "
+                "kind, level, seed)."
+            ),
+            id=problem_id,
         )
     if problem_closed(problem.kind, problem.seed, problem.level):
-        raise error(
-            423,
-            "closed_book",
-            _(
+        raise Locked(
+            N_(
                 "This problem is open in a drill: it can be checked once it has "
                 "been answered (and, after a wrong answer, explained)."
-            ),
+            )
         )
     answers = json_body(("answers",))["answers"]
     if not isinstance(answers, dict):
-        raise error(
-            400,
-            "invalid_input",
-            "answers must be an object: each asked name → your answer, "
-            'e.g. {"S": "[[0.7071, 0]]"}',
+        raise BadRequest(
+            N_(
+                "answers must be an object: each asked name → your answer, "
+                'e.g. {"S": "[[0.7071, 0]]"}.'
+            ),
+            field="answers",
         )
     verdict = grading.grade(problem, answers)
     lang = current_language()
     if verdict.format_errors:
         response = {
             "error": "format_error",
-            "message": " ".join(
-                e.message.get(lang) or e.message["en"] for e in verdict.format_errors
-            ),
+            "message": " ".join(pick(e.message, lang) for e in verdict.format_errors),
             "format_errors": [e.to_dict() for e in verdict.format_errors],
         }
         return response, 400

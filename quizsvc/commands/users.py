@@ -46,9 +46,9 @@ def create_command(
     username: str, role: str, display_name: str | None, password_stdin: bool
 ) -> None:
     """Create an account (e.g. a teacher) that signs in with a password."""
-    from quizsvc.auth import check_password_rules, hash_password
     from quizsvc.db import transaction
     from quizsvc.services import ServiceError
+    from quizsvc.services.accounts import check_password_rules, hash_password
     from quizsvc.services.users import create_user
 
     password = _read_password(password_stdin)

@@ -22,8 +22,8 @@ from quizsvc.exports.tables import Table, column
 from quizsvc.models import Classroom, Lesson
 from quizsvc.services import resolve_now
 from quizsvc.services.classes import class_learners, learner_name
+from quizsvc.services.errors import InvalidInput
 from quizsvc.services.grades import grade_lesson, grade_shares
-from quizsvc.services.messages import LocalizedInvalidInput
 
 CANVAS_COLUMNS = (
     column("student", "Student", "Student", "identity"),
@@ -56,7 +56,7 @@ def assignment_titles(
             try:
                 titles[language] = check_assignment_title(candidate)
                 break
-            except LocalizedInvalidInput:
+            except InvalidInput:
                 continue
     return titles
 

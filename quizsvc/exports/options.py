@@ -12,8 +12,8 @@ from datetime import date, datetime
 
 from quizsvc.models import Classroom
 from quizsvc.services.class_reports import Period, parse_period
+from quizsvc.services.errors import N_, InvalidInput
 from quizsvc.services.grades import GradeRule
-from quizsvc.services.messages import LocalizedInvalidInput
 
 KINDS = ("reviews", "summary", "canvas", "gradebook", "xapi", "workbook")
 FORMATS = {
@@ -81,9 +81,8 @@ class ExportOptions:
                 self, "assignment", check_assignment_title(self.assignment)
             )
         if not 0 < self.points <= 100_000:
-            raise LocalizedInvalidInput(
-                "满分必须大于 0，且不超过 100000。",
-                "points must be more than 0 and at most 100000",
+            raise InvalidInput(
+                N_("points must be more than 0 and at most 100000"), field="points"
             )
 
     @property
@@ -118,37 +117,41 @@ def check_assignment_title(title: str) -> str:
     title = title.strip()
     folded = " ".join(title.casefold().split())
     if not title:
-        raise LocalizedInvalidInput(
-            "作业名称不能为空。", "the assignment title is empty"
-        )
+        raise InvalidInput(N_("the assignment title is empty"), field="assignment")
     if len(title) > MAX_ASSIGNMENT_TITLE or any(ord(ch) < 32 for ch in title):
-        raise LocalizedInvalidInput(
-            f"作业名称须在一行之内，最多 {MAX_ASSIGNMENT_TITLE} 个字符。",
-            f"the assignment title must be one line of at most "
-            f"{MAX_ASSIGNMENT_TITLE} characters",
+        raise InvalidInput(
+            N_("the assignment title must be one line of at most %(n)d characters"),
+            n=MAX_ASSIGNMENT_TITLE,
+            field="assignment",
         )
     named = next((name for name in _CANVAS_COLUMNS if name in folded), None)
     if named is not None:
-        raise LocalizedInvalidInput(
-            f"作业名称不能含“{named}”（不分大小写）：Canvas 导入成绩时会把这样的列"
-            "当作它自己算出的总评列而丢掉。",
-            f"the assignment title must not contain {named!r} (in any case): "
-            "Canvas's gradebook import drops such a column as one of its own "
-            "computed grade columns",
+        raise InvalidInput(
+            N_(
+                "the assignment title must not contain '%(named)s' (in any case): "
+                "Canvas's gradebook import drops such a column as one of its own "
+                "computed grade columns"
+            ),
+            named=named,
+            field="assignment",
         )
     if folded in _CANVAS_NAMES:
-        raise LocalizedInvalidInput(
-            f"作业名称不能是“{title}”：Canvas 用这个列名表示学生信息。",
-            f"the assignment title cannot be {title!r}: Canvas reads that "
-            "column as student information",
+        raise InvalidInput(
+            N_(
+                "the assignment title cannot be '%(title)s': Canvas reads that "
+                "column as student information"
+            ),
+            title=title,
+            field="assignment",
         )
     if _ASSIGNMENT_ID.search(title):
-        raise LocalizedInvalidInput(
-            "作业名称不能以空格加括号里的数字结尾（如“ (2024)”）：Canvas 会把括号里的"
-            "数字当作已有作业的编号。",
-            "the assignment title must not end in a space and digits in "
-            'parentheses (like " (2024)"): Canvas reads them as an existing '
-            "assignment's id",
+        raise InvalidInput(
+            N_(
+                "the assignment title must not end in a space and digits in "
+                'parentheses (like " (2024)"): Canvas reads them as an existing '
+                "assignment's id"
+            ),
+            field="assignment",
         )
     return title
 
@@ -156,17 +159,21 @@ def check_assignment_title(title: str) -> str:
 def check_kind(kind: str, file_format: str | None) -> str:
     """Return the format to use for a kind (its first when None); refuse others."""
     if kind not in FORMATS:
-        raise LocalizedInvalidInput(
-            f"没有“{kind}”这种导出；可选：{'、'.join(KINDS)}。",
-            f"unknown export {kind!r}: choose one of {', '.join(KINDS)}",
+        raise InvalidInput(
+            N_("unknown export '%(kind)s': choose one of %(kinds)s"),
+            kind=kind,
+            kinds=list(KINDS),
         )
     formats = FORMATS[kind]
     if file_format is None:
         return formats[0]
     if file_format not in formats:
-        raise LocalizedInvalidInput(
-            f"{kind} 只能导出为 {'、'.join(formats)}，不能导出为“{file_format}”。",
-            f"{kind} exports as {', '.join(formats)}, not {file_format!r}",
+        raise InvalidInput(
+            N_("%(kind)s exports as %(formats)s, not '%(format)s'"),
+            kind=kind,
+            formats=list(formats),
+            format=file_format,
+            field="format",
         )
     return file_format
 

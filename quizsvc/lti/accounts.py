@@ -15,10 +15,10 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from quizsvc import auth
+from quizsvc.http import login
 from quizsvc.lti.launch import LaunchFacts, LaunchRefused, interface_language
-from quizsvc.lti.models import LtiAccount, LtiContext
 from quizsvc.models import Classroom, Membership, User
+from quizsvc.models.lti import LtiAccount, LtiContext
 from quizsvc.services import resolve_now
 from quizsvc.services.classes import (
     class_for_teacher,
@@ -225,12 +225,12 @@ def bind_launch(
 
 def sign_in(session: Session, user: User) -> None:
     """Sign this browser in as `user` (the caller commits)."""
-    auth.sign_in(session, user)
+    login.sign_in(session, user)
 
 
 def current_user() -> User:
     """The signed-in user's row."""
-    return auth.current_db_user()
+    return login.current_db_user()
 
 
 def teacher_class(session: Session, user: User, class_id: int) -> Classroom | None:

@@ -32,12 +32,12 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from quizsvc.lti import accounts, scores
-from quizsvc.lti.models import LtiContext, LtiGradePush, LtiScore, LtiScoreSend
 from quizsvc.lti.roster import PlatformUnavailable
 from quizsvc.lti.services import MemoryTokenConnector, connector_for
 from quizsvc.models import Classroom
+from quizsvc.models.lti import LtiContext, LtiGradePush, LtiScore, LtiScoreSend
 from quizsvc.services import resolve_now
-from quizsvc.services.messages import LocalizedConflict, LocalizedInvalidInput
+from quizsvc.services.errors import N_, Conflict, InvalidInput, Message
 
 SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
 LINEITEM_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem"
@@ -119,16 +119,16 @@ class AgsClient:
         )
         if not found.ok:
             raise PlatformUnavailable(
-                "LMS 没有给出或建立成绩列"
-                f"（{found.status or '无应答'}：{found.detail}）。",
-                "The LMS did not find or create the grade column "
-                f"({found.status or 'no answer'}: {found.detail}).",
+                N_(
+                    "The LMS did not find or create the grade column "
+                    "(%(status)s: %(detail)s)."
+                ),
+                status=found.status or Message(N_("no answer")),
+                detail=found.detail,
             )
         url = found.value.get_id()  # type: ignore[attr-defined]
         if not url:
-            raise PlatformUnavailable(
-                "LMS 建立的成绩列没有地址。", "The LMS's grade column has no URL."
-            )
+            raise PlatformUnavailable(N_("The LMS's grade column has no URL."))
         self.context.lineitem_url = url
         return url
 
@@ -199,9 +199,11 @@ def _retry_after(response) -> float | None:
 def check_rule(rule: str) -> str:
     """Return a known rule name, else InvalidInput naming the choices."""
     if rule not in scores.RULES:
-        raise LocalizedInvalidInput(
-            f"未知的计分规则“{rule}”：请选 accuracy 或 retention。",
-            f"Unknown score rule {rule!r}: choose accuracy or retention.",
+        raise InvalidInput(
+            N_("unknown score rule '%(rule)s': choose %(rules)s"),
+            rule=rule,
+            rules=list(scores.RULES),
+            field="rule",
         )
     return rule
 
@@ -237,20 +239,23 @@ def start_push(
     check_rule(rule)
     now = resolve_now(now)
     if not context.lineitems_url or SCORE_SCOPE not in (context.ags_scopes or []):
-        raise LocalizedConflict(
-            "这门课的 LMS 没有开放成绩服务（AGS）；请在 LMS 的工具设置里开启"
-            "“成绩”服务，再从课程里打开一次 quizsvc。",
-            "The course's LMS offers no grade service (AGS); turn on the "
-            "Assignment and Grade Services in the LMS's tool settings, then "
-            "open quizsvc from the course once.",
+        raise Conflict(
+            N_(
+                "The course's LMS offers no grade service (AGS); turn on the "
+                "Assignment and Grade Services in the LMS's tool settings, then "
+                "open quizsvc from the course once."
+            )
         )
     busy = running_push(session, context, now=now)
     if busy is not None:
-        raise LocalizedConflict(
-            f"这个班的成绩正在发送（第 {busy.id} 次，{busy.done}/{busy.total}）；"
-            "请等它结束。",
-            f"This class's grades are being sent (push {busy.id}, "
-            f"{busy.done}/{busy.total}); wait for it to finish.",
+        raise Conflict(
+            N_(
+                "This class's grades are being sent (push %(push)d, "
+                "%(done)d/%(total)d); wait for it to finish."
+            ),
+            push=busy.id,
+            done=busy.done,
+            total=busy.total,
         )
     push = LtiGradePush(
         context_id=context.id,
@@ -402,7 +407,7 @@ def run_push(
             record_send(session, push, item, outcome)
             commit()
             progress(push)
-    except (PlatformUnavailable, LocalizedConflict) as exc:
+    except (PlatformUnavailable, Conflict) as exc:
         session.rollback()
         finish_push(session, push, error=str(exc))
         commit()

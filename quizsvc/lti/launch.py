@@ -41,8 +41,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from quizsvc.lti.models import ID_LENGTH, LtiUsedNonce
 from quizsvc.lti.platforms import DatabaseToolConf
+from quizsvc.models.lti import ID_LENGTH, LtiUsedNonce
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 CONTEXT_CLAIM = CLAIM + "context"

@@ -20,13 +20,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from quizsvc.lti import keys
-from quizsvc.lti.models import ID_LENGTH, URL_LENGTH, LtiDeployment, LtiPlatform
+from quizsvc.models.lti import ID_LENGTH, URL_LENGTH, LtiDeployment, LtiPlatform
 from quizsvc.services import resolve_now
-from quizsvc.services.messages import (
-    LocalizedConflict,
-    LocalizedInvalidInput,
-    LocalizedNotFound,
-)
+from quizsvc.services.errors import N_, Conflict, InvalidInput, Message, NotFound
 
 MAX_NAME = 200
 MAX_DEPLOYMENTS = 50
@@ -52,7 +48,8 @@ def origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _url(value: str, zh: str, en: str, *, allow_http: bool) -> str:
+def _url(value: str, label: str, *, allow_http: bool) -> str:
+    """Return a checked URL; `label` is the msgid naming the field."""
     value = (value or "").strip()
     schemes = ("https", "http") if allow_http else ("https",)
     try:
@@ -69,79 +66,74 @@ def _url(value: str, zh: str, en: str, *, allow_http: bool) -> str:
         or any(ch.isspace() for ch in value)
         or not value.isprintable()
     ):
-        need = "https:// 或 http://" if allow_http else "https://"
-        need_en = "https:// or http://" if allow_http else "https://"
-        raise LocalizedInvalidInput(
-            f"{zh}必须是以 {need} 开头的完整网址（最多 {URL_LENGTH} 个字符）："
-            f"“{value[:80]}”。",
-            f"{en} must be a full URL starting with {need_en} (at most "
-            f"{URL_LENGTH} characters): {value[:80]!r}.",
+        need = Message(N_("https:// or http://")) if allow_http else "https://"
+        raise InvalidInput(
+            N_(
+                "%(label)s must be a full URL starting with %(need)s (at most "
+                "%(n)d characters): '%(value)s'."
+            ),
+            label=Message(label),
+            need=need,
+            n=URL_LENGTH,
+            value=value[:80],
         )
     return value
 
 
-def _identifier(value: str, zh: str, en: str) -> str:
+def _identifier(value: str, label: str) -> str:
+    """Return a checked identifier; `label` is the msgid naming the field."""
     value = (value or "").strip()
     if not value or len(value) > ID_LENGTH or not value.isprintable():
-        raise LocalizedInvalidInput(
-            f"{zh}需要 1–{ID_LENGTH} 个可见字符。",
-            f"{en} needs 1-{ID_LENGTH} printable characters.",
+        raise InvalidInput(
+            N_("%(label)s needs 1-%(n)d printable characters."),
+            label=Message(label),
+            n=ID_LENGTH,
         )
     return value
 
 
 def check_fields(fields: PlatformFields, *, allow_http: bool) -> PlatformFields:
     """Return the fields trimmed and checked; InvalidInput names the bad one."""
-    issuer = _url(
-        fields.issuer, "发行方（issuer）", "The issuer", allow_http=allow_http
-    )
+    issuer = _url(fields.issuer, N_("The issuer"), allow_http=allow_http)
     deployments = tuple(
         dict.fromkeys(
-            _identifier(d, "部署 ID", "A deployment id") for d in fields.deployment_ids
+            _identifier(d, N_("A deployment id")) for d in fields.deployment_ids
         )
     )
     if not deployments:
-        raise LocalizedInvalidInput(
-            "至少需要一个部署 ID（--deployment-id）。",
-            "At least one deployment id is needed (--deployment-id).",
+        raise InvalidInput(
+            N_("At least one deployment id is needed (--deployment-id).")
         )
     if len(deployments) > MAX_DEPLOYMENTS:
-        raise LocalizedInvalidInput(
-            f"最多 {MAX_DEPLOYMENTS} 个部署 ID。",
-            f"At most {MAX_DEPLOYMENTS} deployment ids.",
-        )
+        raise InvalidInput(N_("At most %(n)d deployment ids."), n=MAX_DEPLOYMENTS)
     name = " ".join((fields.name or "").split()) or urlsplit(issuer).hostname or ""
     if len(name) > MAX_NAME:
-        raise LocalizedInvalidInput(
-            f"名称最多 {MAX_NAME} 个字符。",
-            f"The name may have at most {MAX_NAME} characters.",
+        raise InvalidInput(
+            N_("The name may have at most %(n)d characters."), n=MAX_NAME
         )
     return PlatformFields(
         issuer=issuer,
-        client_id=_identifier(fields.client_id, "客户端 ID", "The client id"),
+        client_id=_identifier(fields.client_id, N_("The client id")),
         deployment_ids=deployments,
         auth_login_url=_url(
             fields.auth_login_url,
-            "登录地址（auth login URL）",
-            "The auth login URL",
+            N_("The auth login URL"),
             allow_http=allow_http,
         ),
         auth_token_url=_url(
             fields.auth_token_url,
-            "令牌地址（auth token URL）",
-            "The auth token URL",
+            N_("The auth token URL"),
             allow_http=allow_http,
         ),
         key_set_url=_url(
             fields.key_set_url,
-            "公钥地址（key set URL）",
-            "The key set URL",
+            N_("The key set URL"),
             allow_http=allow_http,
         ),
         name=name,
         frame_origins=tuple(
             dict.fromkeys(
-                origin(_url(o, "嵌入来源", "A frame origin", allow_http=allow_http))
+                origin(_url(o, N_("A frame origin"), allow_http=allow_http))
                 for o in fields.frame_origins
             )
         ),
@@ -160,11 +152,14 @@ def add_platform(
         )
     )
     if existing is not None:
-        raise LocalizedConflict(
-            f"这个平台（{fields.issuer}，客户端 {fields.client_id}）已登记"
-            f"（编号 {existing.id}）；请先删除再重新登记。",
-            f"This platform ({fields.issuer}, client {fields.client_id}) is "
-            f"already registered (id {existing.id}); remove it first to change it.",
+        raise Conflict(
+            N_(
+                "This platform (%(issuer)s, client %(client)s) is already "
+                "registered (id %(id)d); remove it first to change it."
+            ),
+            issuer=fields.issuer,
+            client=fields.client_id,
+            id=existing.id,
         )
     platform = LtiPlatform(
         name=fields.name or fields.issuer,
@@ -201,10 +196,9 @@ def remove_platform(session: Session, platform_id: int) -> LtiPlatform:
     """
     platform = session.get(LtiPlatform, platform_id)
     if platform is None:
-        raise LocalizedNotFound(
-            f"没有编号为 {platform_id} 的平台（quizsvc lti list-platforms 列出全部）。",
-            f"No platform has id {platform_id} "
-            "(quizsvc lti list-platforms lists them).",
+        raise NotFound(
+            N_("No platform has id %(id)d (quizsvc lti list-platforms lists them)."),
+            id=platform_id,
         )
     session.delete(platform)
     session.flush()

@@ -19,15 +19,15 @@ from sqlalchemy.orm import Session
 
 from quizsvc.lti import accounts
 from quizsvc.lti.launch import ROLES_CLAIM, class_role
-from quizsvc.lti.models import LtiContext, LtiRosterMember
 from quizsvc.lti.services import connector_for
+from quizsvc.models.lti import LtiContext, LtiRosterMember
 from quizsvc.services import resolve_now
-from quizsvc.services.messages import LocalizedConflict
+from quizsvc.services.errors import N_, Conflict, Message
 
 MAX_MEMBERS = 5000
 
 
-class PlatformUnavailable(LocalizedConflict):
+class PlatformUnavailable(Conflict):
     """The platform did not answer a service call as it should."""
 
     code = "platform_unavailable"
@@ -69,12 +69,12 @@ def sync_roster(
     """Read the course's members from the platform and store them."""
     now = resolve_now(now)
     if not context.memberships_url:
-        raise LocalizedConflict(
-            "这门课的 LMS 没有提供名单服务（NRPS）；请在 LMS 的工具设置里开启"
-            "“姓名和角色”服务，再从课程里打开一次 quizsvc。",
-            "The course's LMS offers no roster service (NRPS); turn on the "
-            "Names and Roles service in the LMS's tool settings, then open "
-            "quizsvc from the course once.",
+        raise Conflict(
+            N_(
+                "The course's LMS offers no roster service (NRPS); turn on the "
+                "Names and Roles service in the LMS's tool settings, then open "
+                "quizsvc from the course once."
+            )
         )
     service = NamesRolesProvisioningService(
         connector_for(session, context, instance_path),
@@ -85,9 +85,8 @@ def sync_roster(
     except (LtiException, RequestException, ValueError) as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
         raise PlatformUnavailable(
-            f"LMS 没有给出名单（{status or '无应答'}）；请稍后再试。",
-            f"The LMS did not return the roster ({status or 'no answer'}); "
-            "try again later.",
+            N_("The LMS did not return the roster (%(status)s); try again later."),
+            status=status or Message(N_("no answer")),
         ) from None
     rows: dict[str, LtiRosterMember] = {}
     for member in members[:MAX_MEMBERS]:

@@ -16,9 +16,9 @@ import requests
 from pylti1p3.service_connector import REQUESTS_USER_AGENT, ServiceConnector
 from sqlalchemy.orm import Session
 
-from quizsvc.lti.models import LtiContext
 from quizsvc.lti.platforms import find_platform, registration
-from quizsvc.services.messages import LocalizedConflict
+from quizsvc.models.lti import LtiContext
+from quizsvc.services.errors import N_, Conflict
 
 # Seconds to connect and to wait for an answer: a platform that does not
 # answer is reported, not waited for.
@@ -79,10 +79,11 @@ def connector_for(
     """The service connector for a course's platform (Conflict if unregistered)."""
     platform = find_platform(session, context.issuer, context.client_id)
     if platform is None:
-        raise LocalizedConflict(
-            "这门课所在的 LMS 平台已不再登记（管理员可在 LTI 设置页重新登记）。",
-            "The LMS this course lives on is no longer registered (an admin can "
-            "register it again on the LTI page).",
+        raise Conflict(
+            N_(
+                "The LMS this course lives on is no longer registered (an admin "
+                "can register it again on the LTI page)."
+            )
         )
     return MemoryTokenConnector(
         registration(platform, instance_path), TimeoutSession(timeout)

@@ -35,11 +35,12 @@ from pylti1p3.deep_link_resource import DeepLinkResource
 from quizsvc import problems
 from quizsvc.db import get_session, transaction
 from quizsvc.extensions import csrf
-from quizsvc.i18n import current_language
+from quizsvc.http.errors import message_of, status_of
+from quizsvc.i18n import remember_language
 from quizsvc.lti import accounts, frame, grades, keys, launch, platforms, roster
 from quizsvc.lti.launch import LaunchRefused
-from quizsvc.lti.models import LtiContext, LtiGradePush, LtiScoreSend
 from quizsvc.models import User
+from quizsvc.models.lti import LtiContext, LtiGradePush, LtiScoreSend
 from quizsvc.services import ServiceError
 
 log = logging.getLogger("quizsvc.lti")
@@ -297,7 +298,7 @@ def _launch():
     frame.mark_lti_flow(ancestors)
     language = launch.interface_language(found.locale)
     if language:
-        session["lang"] = language
+        remember_language(language)
     log.info(
         "lti launch: user=%s role=%s class=%s new=%s",
         outcome.user.id,
@@ -499,7 +500,7 @@ def add_platform():
             )
             name = platform.name
     except ServiceError as exc:
-        return _admin_page(_status(exc), form=form, error=_message(exc))
+        return _admin_page(status_of(exc), form=form, error=message_of(exc))
     flash(_("Registered %(name)s.", name=name), "success")
     return redirect(url_for("lti.admin"))
 
@@ -513,18 +514,9 @@ def remove_platform(platform_id: int):
         with transaction() as db:
             name = platforms.remove_platform(db, platform_id).name
     except ServiceError as exc:
-        return _admin_page(_status(exc), error=_message(exc))
+        return _admin_page(status_of(exc), error=message_of(exc))
     flash(_("Removed %(name)s.", name=name), "success")
     return redirect(url_for("lti.admin"))
-
-
-def _message(exc: ServiceError) -> str:
-    localized = getattr(exc, "localized", None)
-    return localized(current_language()) if localized else str(exc)
-
-
-def _status(exc: ServiceError) -> int:
-    return {"not_found": 404, "conflict": 409}.get(exc.code, 400)
 
 
 # --- a linked class's LMS page ------------------------------------------------------
@@ -576,7 +568,7 @@ def sync_roster(class_id: int):
         with transaction() as db:
             result = roster.sync_roster(db, context, _instance())
     except ServiceError as exc:
-        return _class_page(classroom, context, _status(exc), error=_message(exc))
+        return _class_page(classroom, context, status_of(exc), error=message_of(exc))
     flash(
         _(
             "Roster read: %(members)d members, %(joined)d of %(learners)d learners "
@@ -611,7 +603,7 @@ def push(class_id: int):
             started = grades.start_push(db, context, rule, started_by=user.id)
             push_id = started.id
     except ServiceError as exc:
-        return _class_page(classroom, context, _status(exc), error=_message(exc))
+        return _class_page(classroom, context, status_of(exc), error=message_of(exc))
     app = current_app._get_current_object()
     if app.config["LTI_PUSH_IN_BACKGROUND"]:
         threading.Thread(

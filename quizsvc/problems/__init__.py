@@ -33,15 +33,20 @@ from quizsvc.problems.pipelines import (
 
 __all__ = [
     "FORMATS",
+    "FRESH_SEED_LIMIT",
     "KINDS",
     "LEVELS",
+    "MAX_SEED",
     "MISCONCEPTION_NAMES",
     "Ask",
     "Choice",
     "Problem",
     "ProblemError",
     "answer_to_json",
+    "fresh_seed",
     "generate",
+    "is_seed",
+    "load_problem",
 ]
 
 LEVELS = (1, 2, 3)
@@ -230,3 +235,10 @@ def _finish(kind: str, seed: int, level: int, draft) -> Problem:
 # Last: the builders import this package's modules, and KINDS must exist first
 # (the question bank reads it without loading the builders' dependencies).
 from quizsvc.problems.kinds import BUILDERS, LEVEL_SPECS  # noqa: E402
+from quizsvc.problems.permalink import (  # noqa: E402
+    FRESH_SEED_LIMIT,
+    MAX_SEED,
+    fresh_seed,
+    is_seed,
+    load_problem,
+)

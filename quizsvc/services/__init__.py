@@ -3,10 +3,17 @@
 Every function takes a SQLAlchemy `Session` first, may `flush()`, and never
 commits: the caller commits once per request or command (see quizsvc.db).
 Times are timezone-aware; `now=None` means the current UTC time. Bad input
-raises a `ServiceError` subclass whose `code` suits the JSON error contract.
+raises a `ServiceError` subclass (quizsvc.services.errors) whose `code` suits
+the JSON error contract and whose message is a msgid the edges translate.
 
+- errors: `ServiceError`, `NotFound`, `InvalidInput`, `Conflict` (codes,
+  statuses, msgids; see quizsvc.errors).
 - users: `create_user(session, username, *, role="learner", ...) -> User`,
   `find_user(session, username) -> User | None`.
+- accounts: `register`, `authenticate`, `check_password_rules`, server-side
+  sessions (`start_session`, `end_sessions`, `user_for_session`),
+  `change_password`, personal tokens (`issue_token`, `list_tokens`,
+  `revoke_token`, `user_for_token`).
 - settings: `load_settings(session, user) -> LearnerSettings` (stored or
   defaults, not added), `get_or_create_settings(session, user)`,
   `update_settings(session, user, **changes)`.
@@ -20,9 +27,11 @@ raises a `ServiceError` subclass whose `code` suits the JSON error contract.
   `find_answer(session, user, key)`, `store_answer(session, user, item, ...)`
   (record_answer's parts, for callers that grade in between),
   `record_explanation(session, user, review_id, text, *, now=None)`,
-  `record_self_assessment(session, user, skill_id, level, *, note=None, now=None)`,
-  `open_item(session, user, item_id, *, problem=None, now=None)`,
-  `get_open_item(session, user)`, `close_open_item(session, user)`.
+  `open_item(session, user, item_id, *, problem_kind=None, problem_seed=None,
+  problem_level=None, day_position=None, day_total=None, now=None,
+  replace=True)`, `get_open_item(session, user)`.
+- self_assessments: `record_self_assessment(session, user, skill_id, level, *,
+  note=None, now=None) -> SelfAssessment` (appended; the history is kept).
 - progress: `card_retrievability(session, user_ids, now=None) -> CardRetrievability`
   (parallel arrays for a whole class), `skill_progress(session, user, now=None)
   -> list[SkillProgress]` (mean recall and latest self-rating per skill).
@@ -44,29 +53,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from quizsvc.services.errors import N_, Conflict, InvalidInput, NotFound, ServiceError
 
-class ServiceError(Exception):
-    """A request the service cannot carry out; `code` names the reason."""
-
-    code = "invalid"
-
-
-class NotFound(ServiceError):
-    """The thing asked for does not exist (or is not the caller's)."""
-
-    code = "not_found"
-
-
-class InvalidInput(ServiceError, ValueError):
-    """The input breaks a rule; the message says which."""
-
-    code = "invalid_input"
-
-
-class Conflict(ServiceError):
-    """The request contradicts what is already stored."""
-
-    code = "conflict"
+__all__ = ["Conflict", "InvalidInput", "NotFound", "ServiceError", "resolve_now"]
 
 
 def resolve_now(now: datetime | None) -> datetime:
@@ -74,5 +63,8 @@ def resolve_now(now: datetime | None) -> datetime:
     if now is None:
         return datetime.now(UTC)
     if now.tzinfo is None or now.utcoffset() is None:
-        raise InvalidInput(f"naive datetime {now!r}: pass a timezone-aware one")
+        raise InvalidInput(
+            N_("The time %(time)s is naive: pass a timezone-aware one."),
+            time=repr(now),
+        )
     return now.astimezone(UTC)

@@ -43,13 +43,13 @@ from quizsvc.models import (
 )
 from quizsvc.services import resolve_now
 from quizsvc.services.classes import class_learners, learner_name
+from quizsvc.services.errors import N_, InvalidInput, Message
 from quizsvc.services.insights import (
     RECENT_ANSWERS_PER_SKILL,
     RECENT_DAYS,
     Calibration,
     calibrate,
 )
-from quizsvc.services.messages import LocalizedInvalidInput
 
 MISCONCEPTION_EXAMPLES = 3
 EXPLANATIONS_SHOWN = 300
@@ -128,30 +128,33 @@ class Period:
 def parse_period(start: str | None, end: str | None, timezone: str) -> Period:
     """Read `from`/`to` dates (YYYY-MM-DD, either may be empty) into a Period."""
 
-    def read(text: str | None, zh: str, en: str) -> date | None:
+    def read(text: str | None, field: str, what: str) -> date | None:
         if not text or not text.strip():
             return None
         try:
             day = date.fromisoformat(text.strip())
         except ValueError:
-            raise LocalizedInvalidInput(
-                f"{zh}“{text.strip()[:40]}”不是日期；请写成 2026-09-01 这样。",
-                f"{en} {text.strip()[:40]!r} is not a date; write it as 2026-09-01.",
+            raise InvalidInput(
+                N_("%(what)s '%(text)s' is not a date; write it as 2026-09-01."),
+                field=field,
+                what=Message(what),
+                text=text.strip()[:40],
             ) from None
         # Far-off days would overflow when shifted to UTC or to the next midnight.
         if not EARLIEST_DAY <= day <= LATEST_DAY:
-            raise LocalizedInvalidInput(
-                f"{zh}须在 {EARLIEST_DAY} 与 {LATEST_DAY} 之间。",
-                f"{en} must be from {EARLIEST_DAY} to {LATEST_DAY}.",
+            raise InvalidInput(
+                N_("%(what)s must be from %(earliest)s to %(latest)s."),
+                field=field,
+                what=Message(what),
+                earliest=EARLIEST_DAY.isoformat(),
+                latest=LATEST_DAY.isoformat(),
             )
         return day
 
-    first = read(start, "开始日期", "The start date")
-    last = read(end, "结束日期", "The end date")
+    first = read(start, "from", N_("The start date"))
+    last = read(end, "to", N_("The end date"))
     if first and last and first > last:
-        raise LocalizedInvalidInput(
-            "开始日期晚于结束日期。", "The start date is after the end date."
-        )
+        raise InvalidInput(N_("The start date is after the end date."), field="from")
     return Period(first, last, timezone)
 
 

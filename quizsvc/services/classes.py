@@ -20,12 +20,8 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session, contains_eager
 
 from quizsvc.models import Classroom, Membership, RosterEntry, User
-from quizsvc.services import NotFound, resolve_now
-from quizsvc.services.messages import (
-    LocalizedConflict,
-    LocalizedInvalidInput,
-    LocalizedNotFound,
-)
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, Conflict, InvalidInput, Message, NotFound
 from quizsvc.services.users import check_timezone, find_user
 
 # Join codes: no 0/O, 1/I/L or U, so a code read aloud or copied from a
@@ -47,12 +43,14 @@ FORMULA_STARTS = "=+-@"
 ROSTER_HEADERS = {"学号", "student number", "student_number", "student id", "number"}
 
 
-class RosterError(LocalizedInvalidInput):
-    """A roster file that cannot be imported; `problems` lists `line N: …` texts."""
+class RosterError(InvalidInput):
+    """A roster file that cannot be imported; `problems` lists `line N: …` messages."""
 
-    def __init__(self, zh: list[str], en: list[str]):
-        self.problems = {"zh-CN": zh, "en": en}
-        super().__init__("\n".join(zh), "\n".join(en))
+    def __init__(self, problems: list[Message]):
+        self.problems = problems
+        super().__init__(
+            N_("The roster cannot be imported: %(problems)s"), problems=problems
+        )
 
 
 # --- access -----------------------------------------------------------------------
@@ -82,7 +80,7 @@ def require_class_for_teacher(session: Session, user: User, class_id: int) -> Cl
     """Return the class the user teaches, or raise NotFound."""
     classroom = class_for_teacher(session, user, class_id)
     if classroom is None:
-        raise NotFound(f"no class {class_id}")
+        raise NotFound(N_("There is no class %(id)s."), id=class_id)
     return classroom
 
 
@@ -181,19 +179,24 @@ def classes_of(session: Session, user: User) -> list[ClassListing]:
 # --- creating and managing a class ----------------------------------------------
 
 
-def _text(value: object, limit: int, zh_field: str, en_field: str) -> str | None:
-    """Strip a short optional text; refuse non-text and over-long values."""
+def _text(value: object, limit: int, field: str, what: str) -> str | None:
+    """Strip a short optional text; refuse non-text and over-long values.
+
+    `field` names the form field, `what` (a msgid) the thing, in a sentence.
+    """
     if value is None:
         return None
     if not isinstance(value, str):
-        raise LocalizedInvalidInput(
-            f"{zh_field}必须是文字。", f"{en_field} must be text."
+        raise InvalidInput(
+            N_("%(what)s must be text."), field=field, what=Message(what)
         )
     value = " ".join(value.split())
     if len(value) > limit:
-        raise LocalizedInvalidInput(
-            f"{zh_field}最多 {limit} 个字符。",
-            f"{en_field} may have at most {limit} characters.",
+        raise InvalidInput(
+            N_("%(what)s may have at most %(limit)d characters."),
+            field=field,
+            what=Message(what),
+            limit=limit,
         )
     return value or None
 
@@ -225,21 +228,13 @@ def create_class(
 ) -> Classroom:
     """Create a class taught by `teacher` (a teacher or admin account)."""
     if not can_teach(teacher):
-        raise LocalizedInvalidInput(
-            "只有教师账户可以创建班级。", "Only teacher accounts can create classes."
-        )
-    name = _text(name, MAX_CLASS_NAME, "班级名称", "The class name")
+        raise InvalidInput(N_("Only teacher accounts can create classes."))
+    name = _text(name, MAX_CLASS_NAME, "name", N_("The class name"))
     if not name:
-        raise LocalizedInvalidInput("请填写班级名称。", "The class needs a name.")
-    term = _text(term, MAX_TERM, "学期", "The term")
-    zone = _text(timezone, 64, "时区", "The time zone") or "Asia/Shanghai"
-    try:
-        check_timezone(zone)
-    except ValueError:
-        raise LocalizedInvalidInput(
-            f"未知的时区“{zone}”（例如 Asia/Shanghai）。",
-            f"Unknown time zone {zone!r} (e.g. Asia/Shanghai).",
-        ) from None
+        raise InvalidInput(N_("The class needs a name."), field="name")
+    term = _text(term, MAX_TERM, "term", N_("The term"))
+    zone = _text(timezone, 64, "timezone", N_("The time zone")) or "Asia/Shanghai"
+    check_timezone(zone)
     now = resolve_now(now)
     classroom = Classroom(
         name=name,
@@ -278,14 +273,19 @@ def add_co_teacher(session: Session, classroom: Classroom, username: str) -> Mem
     """Invite a teacher account, by username, to teach the class too."""
     other = find_user(session, username.strip()) if isinstance(username, str) else None
     if other is None:
-        raise LocalizedInvalidInput(
-            f"没有用户名为“{username}”的账户。", f"There is no account {username!r}."
+        raise InvalidInput(
+            N_("There is no account '%(username)s'."),
+            field="username",
+            username=username,
         )
     if not can_teach(other):
-        raise LocalizedInvalidInput(
-            f"“{other.username}”不是教师账户；请管理员先为其设置教师角色。",
-            f"{other.username!r} is not a teacher account; an admin can give it "
-            "the teacher role first.",
+        raise InvalidInput(
+            N_(
+                "'%(username)s' is not a teacher account; an admin can give it "
+                "the teacher role first."
+            ),
+            field="username",
+            username=other.username,
         )
     existing = session.scalar(
         select(Membership).where(
@@ -294,13 +294,13 @@ def add_co_teacher(session: Session, classroom: Classroom, username: str) -> Mem
     )
     if existing is not None:
         if existing.role == "teacher":
-            raise LocalizedConflict(
-                f"“{other.username}”已经是这个班的教师。",
-                f"{other.username!r} already teaches this class.",
+            raise Conflict(
+                N_("'%(username)s' already teaches this class."),
+                username=other.username,
             )
-        raise LocalizedConflict(
-            f"“{other.username}”是这个班的学生，不能同时做教师。",
-            f"{other.username!r} is a learner in this class and cannot also teach it.",
+        raise Conflict(
+            N_("'%(username)s' is a learner in this class and cannot also teach it."),
+            username=other.username,
         )
     membership = Membership(
         class_id=classroom.id,
@@ -318,11 +318,9 @@ def remove_teacher(session: Session, classroom: Classroom, user_id: int) -> None
     teachers = class_teachers(session, classroom)
     target = next((m for m in teachers if m.user_id == user_id), None)
     if target is None:
-        raise NotFound(f"user {user_id} does not teach class {classroom.id}")
+        raise NotFound(N_("That teacher does not teach this class."))
     if len(teachers) == 1:
-        raise LocalizedConflict(
-            "班级至少要有一位教师。", "A class needs at least one teacher."
-        )
+        raise Conflict(N_("A class needs at least one teacher."))
     session.delete(target)
     session.flush()
 
@@ -331,7 +329,7 @@ def remove_learner(session: Session, classroom: Classroom, user_id: int) -> None
     """Remove a learner from the class; the teachers' access ends at once."""
     membership = learner_membership(session, classroom, user_id)
     if membership is None:
-        raise NotFound(f"user {user_id} is not a learner of class {classroom.id}")
+        raise NotFound(N_("That learner is not in this class."))
     session.delete(membership)
     session.flush()
 
@@ -342,19 +340,18 @@ def remove_learner(session: Session, classroom: Classroom, user_id: int) -> None
 def class_by_code(session: Session, code: object) -> Classroom:
     """Return the class with this join code; refuse unknown or closed ones."""
     if not isinstance(code, str) or not normalize_join_code(code):
-        raise LocalizedInvalidInput("请输入班级邀请码。", "Enter the class join code.")
+        raise InvalidInput(N_("Enter the class join code."), field="code")
     classroom = session.scalar(
         select(Classroom).where(Classroom.join_code == normalize_join_code(code))
     )
     if classroom is None:
-        raise LocalizedNotFound(
-            "没有班级使用这个邀请码；请和老师核对。",
-            "No class has this join code; check it with your teacher.",
+        raise NotFound(
+            N_("No class has this join code; check it with your teacher."),
+            field="code",
         )
     if not classroom.joining_open:
-        raise LocalizedConflict(
-            "这个班级现在不接受加入；请联系老师。",
-            "This class is not taking new learners now; ask your teacher.",
+        raise Conflict(
+            N_("This class is not taking new learners now; ask your teacher.")
         )
     return classroom
 
@@ -373,9 +370,9 @@ def join_class(
     Without a display name, a roster entry for the student number fills it in.
     """
     student_number = _text(
-        student_number, MAX_STUDENT_NUMBER, "学号", "The student number"
+        student_number, MAX_STUDENT_NUMBER, "student_number", N_("The student number")
     )
-    display_name = _text(display_name, MAX_DISPLAY_NAME, "姓名", "The name")
+    display_name = _text(display_name, MAX_DISPLAY_NAME, "display_name", N_("The name"))
     classroom = class_by_code(session, code)
     existing = session.scalar(
         select(Membership).where(
@@ -384,13 +381,8 @@ def join_class(
     )
     if existing is not None:
         if existing.role == "teacher":
-            raise LocalizedConflict(
-                "你是这个班的教师，不能以学生身份加入。",
-                "You teach this class and cannot join it as a learner.",
-            )
-        raise LocalizedConflict(
-            "你已经在这个班级里了。", "You are already in this class."
-        )
+            raise Conflict(N_("You teach this class and cannot join it as a learner."))
+        raise Conflict(N_("You are already in this class."))
     if student_number is not None:
         clash = session.scalar(
             select(Membership.id).where(
@@ -399,10 +391,13 @@ def join_class(
             )
         )
         if clash is not None:
-            raise LocalizedConflict(
-                f"学号 {student_number} 已被班里另一位同学使用；请核对或联系老师。",
-                f"Student number {student_number} is already used in this class; "
-                "check it or ask your teacher.",
+            raise Conflict(
+                N_(
+                    "Student number %(number)s is already used in this class; "
+                    "check it or ask your teacher."
+                ),
+                field="student_number",
+                number=student_number,
             )
         if display_name is None:
             display_name = session.scalar(
@@ -428,7 +423,7 @@ def leave_class(session: Session, user: User, class_id: int) -> None:
     """Leave a class the user learns in; its teachers lose access at once."""
     membership = learner_membership(session, class_id, user.id)
     if membership is None:
-        raise NotFound(f"you are not a learner of class {class_id}")
+        raise NotFound(N_("You are not in that class."))
     session.delete(membership)
     session.flush()
 
@@ -461,10 +456,14 @@ def parse_roster(data: bytes | str) -> list[tuple[str, str]]:
         except UnicodeDecodeError as exc:
             raise RosterError(
                 [
-                    f"文件不是 UTF-8 编码（第 {exc.start} 字节）；"
-                    "请另存为 UTF-8 的 CSV。"
-                ],
-                [f"the file is not UTF-8 (byte {exc.start}); save it as a UTF-8 CSV."],
+                    Message(
+                        N_(
+                            "the file is not UTF-8 (byte %(byte)d); save it as a "
+                            "UTF-8 CSV."
+                        ),
+                        byte=exc.start,
+                    )
+                ]
             ) from None
     else:
         data = data.removeprefix("\ufeff")
@@ -477,14 +476,18 @@ def parse_roster(data: bytes | str) -> list[tuple[str, str]]:
         rows = rows[1:]
     if len(rows) > MAX_ROSTER_ROWS:
         raise RosterError(
-            [f"名单有 {len(rows):,} 行，最多 {MAX_ROSTER_ROWS:,} 行；请拆分后再导入。"],
             [
-                f"the roster has {len(rows):,} rows; at most {MAX_ROSTER_ROWS:,} "
-                "are accepted, split it first."
-            ],
+                Message(
+                    N_(
+                        "the roster has %(rows)s rows; at most %(most)s are "
+                        "accepted, split it first."
+                    ),
+                    rows=f"{len(rows):,}",
+                    most=f"{MAX_ROSTER_ROWS:,}",
+                )
+            ]
         )
-    zh: list[str] = []
-    en: list[str] = []
+    problems: list[Message] = []
     seen: dict[str, int] = {}
     entries = []
     for line, row in rows:
@@ -492,55 +495,78 @@ def parse_roster(data: bytes | str) -> list[tuple[str, str]]:
         while len(cells) > 2 and not cells[-1]:
             cells.pop()
         if len(cells) != 2:
-            zh.append(f"第 {line} 行：需要两列（学号,姓名），这里有 {len(cells)} 列。")
-            en.append(
-                f"line {line}: needs two columns (student number,name), "
-                f"found {len(cells)}."
+            problems.append(
+                Message(
+                    N_(
+                        "line %(line)d: needs two columns (student number,name), "
+                        "found %(found)d."
+                    ),
+                    line=line,
+                    found=len(cells),
+                )
             )
             continue
         number, name = cells
         if not number or not name:
-            zh.append(f"第 {line} 行：学号和姓名都不能为空。")
-            en.append(
-                f"line {line}: the student number and the name must not be empty."
+            problems.append(
+                Message(
+                    N_(
+                        "line %(line)d: the student number and the name must not "
+                        "be empty."
+                    ),
+                    line=line,
+                )
             )
         elif len(number) > MAX_STUDENT_NUMBER or len(name) > MAX_DISPLAY_NAME:
-            zh.append(
-                f"第 {line} 行：学号最多 {MAX_STUDENT_NUMBER} 个字符，"
-                f"姓名最多 {MAX_DISPLAY_NAME} 个字符。"
-            )
-            en.append(
-                f"line {line}: a student number has at most {MAX_STUDENT_NUMBER} "
-                f"characters and a name at most {MAX_DISPLAY_NAME}."
+            problems.append(
+                Message(
+                    N_(
+                        "line %(line)d: a student number has at most "
+                        "%(number_chars)d characters and a name at most "
+                        "%(name_chars)d."
+                    ),
+                    line=line,
+                    number_chars=MAX_STUDENT_NUMBER,
+                    name_chars=MAX_DISPLAY_NAME,
+                )
             )
         elif number[0] in FORMULA_STARTS:
             # Canvas matches student numbers exactly as written, so its export
             # cannot guard them against spreadsheets the way other text is.
-            zh.append(
-                f"第 {line} 行：学号 {number} 以 {number[0]} 开头，表格软件会把它"
-                "当成公式；请去掉这个符号。"
-            )
-            en.append(
-                f"line {line}: student number {number} starts with "
-                f"{number[0]!r}, which spreadsheets run as a formula; remove it."
+            problems.append(
+                Message(
+                    N_(
+                        "line %(line)d: student number %(number)s starts with "
+                        "'%(sign)s', which spreadsheets run as a formula; remove it."
+                    ),
+                    line=line,
+                    number=number,
+                    sign=number[0],
+                )
             )
         elif number in seen:
-            zh.append(f"第 {line} 行：学号 {number} 与第 {seen[number]} 行重复。")
-            en.append(
-                f"line {line}: student number {number} repeats line {seen[number]}."
+            problems.append(
+                Message(
+                    N_(
+                        "line %(line)d: student number %(number)s repeats line "
+                        "%(first)d."
+                    ),
+                    line=line,
+                    number=number,
+                    first=seen[number],
+                )
             )
         else:
             seen[number] = line
             entries.append((number, name))
-    if zh:
-        more = len(zh) - MAX_ROSTER_ERRORS
-        zh, en = zh[:MAX_ROSTER_ERRORS], en[:MAX_ROSTER_ERRORS]
+    if problems:
+        more = len(problems) - MAX_ROSTER_ERRORS
+        problems = problems[:MAX_ROSTER_ERRORS]
         if more > 0:
-            zh.append(f"……另有 {more} 个问题。")
-            en.append(f"… and {more} more problems.")
-        raise RosterError(zh, en)
+            problems.append(Message(N_("… and %(more)d more problems."), more=more))
+        raise RosterError(problems)
     if not entries:
-        raise RosterError(["名单是空的。"], ["the roster is empty."])
+        raise RosterError([Message(N_("the roster is empty."))])
     return entries
 
 

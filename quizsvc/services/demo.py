@@ -23,7 +23,7 @@ import numpy as np
 from sqlalchemy import Connection, Engine, func, insert, select, text
 
 from quizsvc import scheduling
-from quizsvc.db import is_sqlite
+from quizsvc.db.engine import is_sqlite
 from quizsvc.models import (
     STATE_LEARNING,
     STATE_NEW,
@@ -35,7 +35,8 @@ from quizsvc.models import (
     Review,
     User,
 )
-from quizsvc.services import InvalidInput, resolve_now
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, InvalidInput
 
 # Rating mix of a diligent learner: mostly Good, some Again.
 RATING_PROBABILITIES = (0.12, 0.08, 0.72, 0.08)
@@ -76,7 +77,9 @@ def seed_demo_data(
     """Add `learners` learners sharing `reviews` reviews of the synced items."""
     now = resolve_now(now)
     if learners < 1 or reviews < 0 or days < 1:
-        raise InvalidInput("need at least one learner, no negative counts, days >= 1")
+        raise InvalidInput(
+            N_("Need at least one learner, no negative counts, and days >= 1.")
+        )
     with engine.connect() as connection:
         items = connection.execute(
             select(Item.id, Item.type)
@@ -85,7 +88,7 @@ def seed_demo_data(
         ).all()
         if not items:
             raise InvalidInput(
-                "no items in the database: run `quizsvc questions sync` first"
+                N_("No items in the database: run `quizsvc questions sync` first.")
             )
         usernames = [f"{prefix}-{i:05d}" for i in range(1, learners + 1)]
         taken = connection.scalar(
@@ -93,7 +96,11 @@ def seed_demo_data(
         )
         if taken:
             raise InvalidInput(
-                f"learners named {prefix}-NNNNN already exist; choose another prefix"
+                N_(
+                    "Learners named %(prefix)s-NNNNN already exist; choose another "
+                    "prefix."
+                ),
+                prefix=prefix,
             )
     shares = _split(reviews, learners)
     card_total = review_total = 0

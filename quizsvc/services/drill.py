@@ -7,8 +7,11 @@ explanation and the note link shown (the lesson's rule: "不要回看正文。�
 as extra state: the open item's note, and the note of any wrong review that
 has no explanation yet, are locked.
 
-- `current_step(session, user, now=None) -> DrillStep`: the open item (opening
-  the next one from the queue when none is), a pending explanation, or done.
+- `preview_step(session, user, now=None)`: the open item, a pending
+  explanation, done, or the `PlannedOpening` of the next item (reads only);
+  `open_planned(session, user, planned)` then opens it (a write). The edges
+  call both through quizsvc.http.drill.current_drill_step; `current_step`
+  does the two at once.
 - `submit_answer(session, user, item_id, *, answer=None, rating=None, ...)
   -> Submission`: grade, rate, record (idempotent by key), say what to show.
 - `reveal_model_answer(session, user, item_id)`: a recall item's model answer.
@@ -19,7 +22,6 @@ has no explanation yet, are locked.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -31,48 +33,51 @@ from sqlalchemy.orm import Session, joinedload
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems, scheduling
 from quizsvc.models import Card, Explanation, Item, OpenItem, Review, User
-from quizsvc.services import InvalidInput, NotFound, resolve_now
-from quizsvc.services.messages import LocalizedConflict, LocalizedInvalidInput
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, Conflict, InvalidInput, NotFound
 from quizsvc.services.queue import daily_plan
 from quizsvc.services.reviews import (
-    MAX_EXPLANATION_CHARS,
     check_key,
     find_answer,
     get_open_item,
     lock_learner,
     open_item,
+    rating_refused,
     record_explanation,
     store_answer,
 )
 from quizsvc.services.settings import load_settings
+from quizsvc.text import LANGUAGES, Bilingual, pick
 
-MIN_EXPLANATION_CHARS = 5
 # Streaks are counted over at most this many past days (one query, bounded).
 STREAK_HORIZON_DAYS = 400
-# Generated problems in drills draw seeds from this range (fits a BIGINT and
-# stays readable in a permalink).
-SEED_LIMIT = 2**31
 
 
 class AnswerFormatError(InvalidInput):
     """The answer could not be read; it is not an attempt and costs nothing."""
 
     code = "format_error"
+    field = "answer"
 
-    def __init__(
-        self,
-        messages: list[dict[str, str]],
+    # (ask, row, column) of each unreadable entry of a generated problem, so a
+    # page can point at the cell at fault.
+    fields: tuple[tuple[str, int | None, int | None], ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        remarks: list[Bilingual],
         fields: list[tuple[str, int | None, int | None]] | None = None,
-    ):
-        self.messages = messages
-        # (ask, row, column) of each unreadable entry of a generated problem,
-        # so a page can point at the cell at fault.
-        self.fields = fields or []
-        super().__init__(self.localized("en"))
-
-    def localized(self, lang: str) -> str:
-        """The messages in one language, joined."""
-        return " ".join(m.get(lang) or m.get("zh-CN", "") for m in self.messages)
+    ) -> AnswerFormatError:
+        """Build the error from the grader's or the checker's remarks (bilingual)."""
+        error = cls(
+            content={
+                lang: " ".join(pick(remark, lang) for remark in remarks)
+                for lang in LANGUAGES
+            }
+        )
+        error.fields = tuple(fields or ())
+        return error
 
 
 def question_of(item: Item) -> bank_module.Question:
@@ -343,7 +348,7 @@ def preview_step(
     if question.type == "generated":
         problem_ref = {
             "problem_kind": question.data["kind"],
-            "problem_seed": secrets.randbelow(SEED_LIMIT),
+            "problem_seed": problems.fresh_seed(),
             "problem_level": int(question.data["level"]),
         }
     return PlannedOpening(
@@ -473,31 +478,24 @@ def _verdict_for(
         try:
             parsed = scheduling.rate_recall(rating or "", two_button=two_button)
         except ValueError:
-            if two_button:
-                raise LocalizedInvalidInput(
-                    "请给自己打分:答上了或没答上。", "Rate yourself: pass or fail."
-                ) from None
-            raise LocalizedInvalidInput(
-                "请给自己打分:忘了、困难、记得或简单。",
-                "Rate yourself: again, hard, good or easy.",
-            ) from None
+            raise rating_refused(two_button) from None
         return None, parsed, {"type": "recall", "self_rating": rating.lower()}, {}
     if answer is None or answer == "" or answer == {}:
-        raise AnswerFormatError(
-            [{"zh-CN": "请先填写答案。", "en": "Type an answer first."}]
-        )
+        raise AnswerFormatError(N_("Type an answer first."))
     if question.type == "generated":
         problem = _problem_of(opened)
         if not isinstance(answer, dict):
-            raise LocalizedInvalidInput(
-                '生成题的答案要按名称给出,例如 {"S": "[[0.7071, 0]]"}。',
-                "A generated problem takes answers by name, "
-                'e.g. {"S": "[[0.7071, 0]]"}.',
+            raise InvalidInput(
+                N_(
+                    "A generated problem takes answers by name, e.g. "
+                    '{"S": "[[0.7071, 0]]"}.'
+                ),
+                field="answer",
             )
         verdict = grading.grade(problem, answer)
         if verdict.format_errors:
             labels = {ask.name: ask.label for ask in problem.ask}
-            raise AnswerFormatError(
+            raise AnswerFormatError.of(
                 [labelled(e, labels.get(e.quantity)) for e in verdict.format_errors],
                 [(e.quantity, e.row, e.col) for e in verdict.format_errors],
             )
@@ -521,7 +519,7 @@ def _verdict_for(
         _check_every_step_once(question, answer)
     check = bank_module.check_answer(question, answer)
     if check.detail.get("invalid"):
-        raise AnswerFormatError([dict(check.detail["invalid"])])
+        raise AnswerFormatError.of([dict(check.detail["invalid"])])
     graded = scheduling.GradedAnswer(correct=check.correct, score=float(check.score))
     verdict = {
         "type": question.type,
@@ -546,20 +544,30 @@ def _check_every_step_once(question: bank_module.Question, answer: Any) -> None:
     twice = [steps[s] for s in steps if picked.count(s) > 1]
     if not missing and not twice:
         return
-    messages = {"zh-CN": "每个步骤恰好用一次。", "en": "Use every step exactly once."}
-    if missing:
-        messages["zh-CN"] += "还没选：" + "、".join(f"“{t['zh-CN']}”" for t in missing)
-        messages["en"] += " Not chosen yet: " + ", ".join(
-            f"“{t['en']}”" for t in missing
+    named = {
+        "missing": [_quoted(text) for text in missing],
+        "twice": [_quoted(text) for text in twice],
+    }
+    if missing and twice:
+        raise AnswerFormatError(
+            N_(
+                "Use every step exactly once. Not chosen yet: %(missing)s; "
+                "chosen twice: %(twice)s."
+            ),
+            **named,
         )
-    if twice:
-        messages["zh-CN"] += ("；" if missing else "") + "选了两次："
-        messages["zh-CN"] += "、".join(f"“{t['zh-CN']}”" for t in twice)
-        messages["en"] += (";" if missing else "") + " chosen twice: "
-        messages["en"] += ", ".join(f"“{t['en']}”" for t in twice)
-    messages["zh-CN"] += "。"
-    messages["en"] += "."
-    raise AnswerFormatError([messages])
+    if missing:
+        raise AnswerFormatError(
+            N_("Use every step exactly once. Not chosen yet: %(missing)s."), **named
+        )
+    raise AnswerFormatError(
+        N_("Use every step exactly once. Chosen twice: %(twice)s."), **named
+    )
+
+
+def _quoted(text: Bilingual) -> dict[str, str]:
+    """Put a step's text in quotation marks, in each language."""
+    return {lang: f"“{pick(text, lang)}”" for lang in LANGUAGES}
 
 
 def labelled(error: grading.FormatError, label: Any) -> dict[str, str]:
@@ -600,16 +608,16 @@ def submit_answer(
     lock_learner(session, user)
     if key is not None and (first := find_answer(session, user, key)) is not None:
         if first.item_id != item_id:
-            raise LocalizedConflict(
-                "这个幂等键已用于另一道题。",
-                "This idempotency key was used for another item.",
+            raise Conflict(
+                N_("This idempotency key was used for another item."),
+                field="idempotency_key",
             )
         return _replay(first)
     opened = get_open_item(session, user)
     if opened is None or opened.item_id != item_id:
-        raise LocalizedConflict(
-            f"题目 {item_id} 不在你的复习中作答;请先获取下一题。",
-            f"Item {item_id} is not open in your drill; ask for the next item first.",
+        raise Conflict(
+            N_("Item %(item)s is not open in your drill; ask for the next item first."),
+            item=item_id,
         )
     item = session.get(Item, item_id)
     question = question_of(item)
@@ -708,7 +716,7 @@ def review_of(session: Session, user: User, review_id: int) -> Review:
     """The learner's own review (someone else's is NotFound)."""
     review = session.get(Review, review_id, options=[joinedload(Review.explanation)])
     if review is None or review.user_id != user.id:
-        raise NotFound(f"no review {review_id}")
+        raise NotFound(N_("You have no answer %(id)s."), id=review_id)
     return review
 
 
@@ -721,27 +729,10 @@ def explain(
     now: datetime | None = None,
 ) -> Explanation:
     """Store the learner's explanation of a wrong answer."""
-    text = (text or "").strip()
-    if len(text) < MIN_EXPLANATION_CHARS:
-        raise LocalizedInvalidInput(
-            f"请至少写 {MIN_EXPLANATION_CHARS} 个字符,说说你觉得自己错在哪里。",
-            f"Write at least {MIN_EXPLANATION_CHARS} characters about why you think "
-            "the answer was wrong.",
-        )
-    if len(text) > MAX_EXPLANATION_CHARS:
-        raise LocalizedInvalidInput(
-            f"解释最多 {MAX_EXPLANATION_CHARS} 个字符，现在有 {len(text)} 个；"
-            "请写短一些。",
-            f"An explanation takes at most {MAX_EXPLANATION_CHARS} characters; this "
-            f"one has {len(text)}. Please shorten it.",
-        )
     lock_learner(session, user)
     review = review_of(session, user, review_id)
     if review.correct:
-        raise LocalizedConflict(
-            "这道题答对了,不需要解释。",
-            "This answer was right; there is nothing to explain.",
-        )
+        raise Conflict(N_("This answer was right; there is nothing to explain."))
     return record_explanation(session, user, review.id, text, now=now)
 
 
@@ -749,16 +740,10 @@ def reveal_model_answer(session: Session, user: User, item_id: str) -> dict[str,
     """Show a recall item's model answer (the item must be open)."""
     opened = get_open_item(session, user)
     if opened is None or opened.item_id != item_id:
-        raise LocalizedConflict(
-            f"题目 {item_id} 不在你的复习中作答。",
-            f"Item {item_id} is not open in your drill.",
-        )
+        raise Conflict(N_("Item %(item)s is not open in your drill."), item=item_id)
     question = question_of(session.get(Item, item_id))
     if question.type != "recall":
-        raise LocalizedInvalidInput(
-            "只有回忆题可以在评分前查看参考答案。",
-            "Only recall items show a model answer before grading.",
-        )
+        raise InvalidInput(N_("Only recall items show a model answer before grading."))
     return {
         "item_id": item_id,
         "model_answer": question.data["model_answer"],

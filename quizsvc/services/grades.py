@@ -33,7 +33,7 @@ from quizsvc.services.class_reports import (
     skill_heatmap,
 )
 from quizsvc.services.classes import class_learners
-from quizsvc.services.messages import LocalizedInvalidInput
+from quizsvc.services.errors import N_, InvalidInput
 
 RULES = ("accuracy", "retention", "recall_now")
 DEFAULT_RULE = "accuracy"
@@ -59,21 +59,24 @@ class GradeRule:
 
     def __post_init__(self) -> None:
         if self.name == "mastery":
-            raise LocalizedInvalidInput(
-                "mastery 规则现在叫 recall_now（现在的预测记忆）；默认规则是 "
-                "accuracy（正确率），也可选 retention（某天的记忆保持）。",
-                "the mastery rule is now called recall_now (predicted recall "
-                "now); accuracy is the default, retention predicts a later day",
+            raise InvalidInput(
+                N_(
+                    "the mastery rule is now called recall_now (predicted recall "
+                    "now); accuracy is the default, retention predicts a later day"
+                ),
+                field="rule",
             )
         if self.name not in RULES:
-            raise LocalizedInvalidInput(
-                f"未知的计分规则“{self.name}”：请选 {'、'.join(RULES)}。",
-                f"unknown score rule {self.name!r}: choose {', '.join(RULES)}",
+            raise InvalidInput(
+                N_("unknown score rule '%(rule)s': choose %(rules)s"),
+                rule=self.name,
+                rules=list(RULES),
+                field="rule",
             )
         if self.retention_date is not None and self.name != "retention":
-            raise LocalizedInvalidInput(
-                "只有 retention 规则需要 retention_date。",
-                "retention_date goes with rule=retention only",
+            raise InvalidInput(
+                N_("retention_date goes with rule=retention only"),
+                field="retention_date",
             )
 
     def day(self, timezone: str, now: datetime | None = None) -> date:
@@ -88,11 +91,14 @@ class GradeRule:
         today = resolve_now(now).astimezone(ZoneInfo(timezone)).date()
         last = today + timedelta(days=MAX_RETENTION_DAYS)
         if not today <= self.retention_date <= last:
-            raise LocalizedInvalidInput(
-                f"retention_date 须在今天（{today}）与 {last} 之间："
-                "预测的是今后的记忆。",
-                f"retention_date must be from today ({today}) to {last}: it "
-                "predicts recall to come.",
+            raise InvalidInput(
+                N_(
+                    "retention_date must be from today (%(today)s) to %(last)s: "
+                    "it predicts recall to come."
+                ),
+                today=today.isoformat(),
+                last=last.isoformat(),
+                field="retention_date",
             )
 
     def title(self, language: str, timezone: str, now: datetime | None = None) -> str:
@@ -110,9 +116,10 @@ def parse_grade_rule(name: str | None, retention_date: str | None) -> GradeRule:
         try:
             day = date.fromisoformat(text)
         except ValueError:
-            raise LocalizedInvalidInput(
-                f"retention_date“{text[:40]}”不是日期；请写成 2026-09-01 这样。",
-                f"retention_date {text[:40]!r} is not a date; write it as 2026-09-01.",
+            raise InvalidInput(
+                N_("retention_date '%(text)s' is not a date; write it as 2026-09-01."),
+                text=text[:40],
+                field="retention_date",
             ) from None
     return GradeRule(name, day)
 
@@ -127,10 +134,12 @@ def grade_lesson(session: Session, lesson_id: str | None) -> Lesson | None:
         return session.scalar(query.order_by(Lesson.position).limit(1))
     found = session.scalar(query.where(Lesson.id == lesson_id))
     if found is None:
-        known = ", ".join(session.scalars(select(Lesson.id).order_by(Lesson.position)))
-        raise LocalizedInvalidInput(
-            f"没有“{lesson_id}”这一课；现有：{known}。",
-            f"unknown lesson {lesson_id!r}; known: {known}",
+        known = list(session.scalars(select(Lesson.id).order_by(Lesson.position)))
+        raise InvalidInput(
+            N_("unknown lesson '%(lesson)s'; known: %(known)s"),
+            lesson=lesson_id,
+            known=known,
+            field="lesson",
         )
     return found
 

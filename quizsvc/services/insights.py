@@ -24,6 +24,7 @@ import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from quizsvc import bank as bank_module
 from quizsvc import scheduling
 from quizsvc.models import (
     STATE_NEW,
@@ -502,6 +503,16 @@ class SkillOverview:
             self.record.recent_accuracy,
             self.record.recent_answers,
         )
+
+
+def ordered_skills(bank: bank_module.Bank) -> list[bank_module.Skill]:
+    """The bank's skills in lesson order, then in their order within the lesson."""
+
+    def position(skill: bank_module.Skill) -> tuple[int, int]:
+        lesson = bank.lessons.get(skill.lesson_id)
+        return (lesson.number if lesson is not None else 0, skill.order)
+
+    return sorted(bank.skills.values(), key=position)
 
 
 def skill_overview(

@@ -1,4 +1,4 @@
-"""Recording what learners do: answers, explanations, self-assessments, open items.
+"""Recording what learners do in the drill: answers, explanations, the open item.
 
 `record_answer` is the heart of it: in one transaction it appends the review,
 moves the card to its next FSRS state and honours the client's idempotency key.
@@ -23,7 +23,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from quizsvc import scheduling
+from quizsvc import problems, scheduling
 from quizsvc.models import (
     STATE_NEW,
     Card,
@@ -31,11 +31,10 @@ from quizsvc.models import (
     Item,
     OpenItem,
     Review,
-    SelfAssessment,
-    Skill,
     User,
 )
-from quizsvc.services import Conflict, InvalidInput, NotFound, resolve_now
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, Conflict, InvalidInput, NotFound
 from quizsvc.services.parameters import current_parameters
 from quizsvc.services.settings import load_settings
 
@@ -43,9 +42,12 @@ if TYPE_CHECKING:
     from quizsvc.models import LearnerSettings
 
 MAX_ANSWER_CHARS = 10_000
+# An explanation of a wrong answer: a sentence at least, a page at most.
+MIN_EXPLANATION_CHARS = 5
 MAX_EXPLANATION_CHARS = 4_000
-MAX_NOTE_CHARS = 2_000
 MAX_KEY_CHARS = 128
+# The longest time on one item a review stores (a day); the edges clamp or
+# refuse longer ones with this bound.
 MAX_DURATION_MS = 24 * 60 * 60 * 1000
 # The learner's "usual" time on an item type: the median of this many of their
 # latest right answers of that type.
@@ -150,7 +152,7 @@ def record_answer(
         return _replay(first, item_id)
     item = session.get(Item, item_id)
     if item is None:
-        raise NotFound(f"no item {item_id!r}")
+        raise NotFound(N_("There is no item '%(item)s'."), item=item_id)
     review = store_answer(
         session,
         user,
@@ -290,7 +292,9 @@ def check_key(key: str | None) -> str | None:
     key = key.strip()
     if not key or len(key) > MAX_KEY_CHARS or not key.isprintable():
         raise InvalidInput(
-            f"idempotency key must be 1-{MAX_KEY_CHARS} printable characters"
+            N_("The idempotency key must be 1-%(n)d printable characters."),
+            field="idempotency_key",
+            n=MAX_KEY_CHARS,
         )
     return key
 
@@ -307,12 +311,18 @@ def _check_fields(
         not _is_int(duration_ms) or not 0 <= duration_ms <= MAX_DURATION_MS
     ):
         raise InvalidInput(
-            f"duration_ms must be a whole number from 0 to {MAX_DURATION_MS}"
+            N_("duration_ms must be a whole number from 0 to %(most)d (one day)."),
+            field="duration_ms",
+            most=MAX_DURATION_MS,
         )
     if answer_text is not None and (
         not isinstance(answer_text, str) or len(answer_text) > MAX_ANSWER_CHARS
     ):
-        raise InvalidInput(f"the answer must be text of at most {MAX_ANSWER_CHARS}")
+        raise InvalidInput(
+            N_("The answer must be text of at most %(n)d characters."),
+            field="answer",
+            n=MAX_ANSWER_CHARS,
+        )
     for name, value in (
         ("problem_kind", problem_kind),
         ("misconception", misconception),
@@ -320,15 +330,29 @@ def _check_fields(
         if value is not None and (
             not isinstance(value, str) or not 0 < len(value) <= 64
         ):
-            raise InvalidInput(f"{name} must be a name of 1-64 characters")
-    if problem_seed is not None and (
-        not _is_int(problem_seed) or not 0 <= problem_seed < 2**63
-    ):
-        raise InvalidInput("problem_seed must be a whole number from 0 to 2**63 - 1")
+            raise InvalidInput(
+                N_("%(name)s must be a name of 1-64 characters."), field=name, name=name
+            )
+    if problem_seed is not None and not problems.is_seed(problem_seed):
+        raise InvalidInput(
+            N_("problem_seed must be a whole number from 0 to %(most)d."),
+            field="problem_seed",
+            most=problems.MAX_SEED,
+        )
     if problem_level is not None and (
         not _is_int(problem_level) or not 1 <= problem_level <= 99
     ):
-        raise InvalidInput("problem_level must be a whole number from 1 to 99")
+        raise InvalidInput(
+            N_("problem_level must be a whole number from 1 to 99."),
+            field="problem_level",
+        )
+
+
+def rating_refused(two_button: bool) -> InvalidInput:
+    """Build the error for a recall rating that is not one of the learner's buttons."""
+    if two_button:
+        return InvalidInput(N_("Rate yourself: pass or fail."), field="rating")
+    return InvalidInput(N_("Rate yourself: again, hard, good or easy."), field="rating")
 
 
 def _is_int(value: Any) -> bool:
@@ -338,8 +362,13 @@ def _is_int(value: Any) -> bool:
 def _replay(first: Review, item_id: str) -> RecordResult:
     if first.item_id != item_id:
         raise Conflict(
-            f"idempotency key already used for item {first.item_id!r}, "
-            f"not {item_id!r}: send a new key for a new answer"
+            N_(
+                "This idempotency key was used for item '%(first)s', not "
+                "'%(item)s': send a new key for a new answer."
+            ),
+            field="idempotency_key",
+            first=first.item_id,
+            item=item_id,
         )
     return RecordResult(first, replayed=True)
 
@@ -356,17 +385,22 @@ def _rate(
     """Return (rating, source, correct, score, hint used) under the rating policy."""
     if item.type == "recall":
         if self_rating is None or graded is not None:
-            raise InvalidInput("a recall item is rated by the learner (self_rating)")
+            raise InvalidInput(
+                N_("A recall item is rated by the learner (self_rating)."),
+                field="self_rating",
+            )
         if isinstance(self_rating, scheduling.Rating):
             rating = self_rating  # parsed by the caller already
         else:
             try:
                 rating = scheduling.rate_recall(self_rating, two_button=two_button)
-            except ValueError as exc:
-                raise InvalidInput(str(exc)) from None
+            except ValueError:
+                raise rating_refused(two_button) from None
         return rating, "learner", rating > scheduling.Rating.AGAIN, None, False
     if graded is None or self_rating is not None:
-        raise InvalidInput(f"a {item.type} item is graded: pass the graded answer")
+        raise InvalidInput(
+            N_("A %(type)s item is graded: pass the graded answer."), type=item.type
+        )
     typical = None
     if scheduling.needs_typical_duration(graded, duration_ms):
         typical = scheduling.typical_duration_ms(
@@ -449,6 +483,31 @@ def _close_if_open(session: Session, user: User, item_id: str) -> None:
         session.flush()
 
 
+def check_explanation(text: str | None) -> str:
+    """Return the explanation trimmed, refusing one too short or too long to keep."""
+    body = (text or "").strip()
+    if len(body) < MIN_EXPLANATION_CHARS:
+        raise InvalidInput(
+            N_(
+                "Write at least %(n)d characters about why you think the answer "
+                "was wrong."
+            ),
+            field="text",
+            n=MIN_EXPLANATION_CHARS,
+        )
+    if len(body) > MAX_EXPLANATION_CHARS:
+        raise InvalidInput(
+            N_(
+                "An explanation takes at most %(most)d characters; this one has "
+                "%(n)d. Please shorten it."
+            ),
+            field="text",
+            most=MAX_EXPLANATION_CHARS,
+            n=len(body),
+        )
+    return body
+
+
 def record_explanation(
     session: Session,
     user: User,
@@ -462,14 +521,10 @@ def record_explanation(
     lock_learner(session, user)
     review = session.get(Review, review_id)
     if review is None or review.user_id != user.id:
-        raise NotFound(f"no review {review_id} of yours")
+        raise NotFound(N_("You have no answer %(id)s."), id=review_id)
     if review.correct:
-        raise InvalidInput("explanations are written about wrong answers")
-    body = (text or "").strip()
-    if not body or len(body) > MAX_EXPLANATION_CHARS:
-        raise InvalidInput(
-            f"the explanation must be 1-{MAX_EXPLANATION_CHARS} characters"
-        )
+        raise InvalidInput(N_("Explanations are written about wrong answers."))
+    body = check_explanation(text)
     explanation = review.explanation
     if explanation is None:
         explanation = Explanation(
@@ -488,35 +543,6 @@ def record_explanation(
         explanation.body, explanation.updated_at = body, now
     session.flush()
     return explanation
-
-
-def record_self_assessment(
-    session: Session,
-    user: User,
-    skill_id: str,
-    level: int,
-    *,
-    note: str | None = None,
-    now: datetime | None = None,
-) -> SelfAssessment:
-    """Append a self-assessment of a skill (level 0-3, quizsvc.bank's scale)."""
-    if not _is_int(level) or not 0 <= level <= 3:
-        raise InvalidInput(f"level must be 0, 1, 2 or 3, got {level!r}")
-    if session.get(Skill, skill_id) is None:
-        raise NotFound(f"no skill {skill_id!r}")
-    note = (note or "").strip() or None
-    if note is not None and len(note) > MAX_NOTE_CHARS:
-        raise InvalidInput(f"the note must be at most {MAX_NOTE_CHARS} characters")
-    assessment = SelfAssessment(
-        user_id=user.id,
-        skill_id=skill_id,
-        level=level,
-        note=note,
-        assessed_at=resolve_now(now),
-    )
-    session.add(assessment)
-    session.flush()
-    return assessment
 
 
 def open_item(
@@ -540,7 +566,7 @@ def open_item(
     lock_learner(session, user)
     item = session.get(Item, item_id)
     if item is None or item.retired_at is not None:
-        raise NotFound(f"no item {item_id!r}")
+        raise NotFound(N_("There is no item '%(item)s'."), item=item_id)
     opened = session.get(OpenItem, user.id)
     if opened is not None and not replace:
         return opened
@@ -562,14 +588,3 @@ def get_open_item(session: Session, user: User) -> OpenItem | None:
     # Read afresh: another request of the learner may have answered it since
     # this session last looked.
     return session.get(OpenItem, user.id, populate_existing=True)
-
-
-def close_open_item(session: Session, user: User) -> bool:
-    """Close the learner's open item; return whether one was open."""
-    lock_learner(session, user)
-    opened = session.get(OpenItem, user.id)
-    if opened is None:
-        return False
-    session.delete(opened)
-    session.flush()
-    return True

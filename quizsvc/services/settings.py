@@ -7,24 +7,56 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from quizsvc.db import phase_cache
+from quizsvc.db.transactions import phase_cache
 from quizsvc.models import LANGUAGES, LearnerSettings, User
-from quizsvc.services import InvalidInput, resolve_now
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, InvalidInput
 from quizsvc.services.users import check_timezone
 
-# What a learner may change, with the rule each value must meet.
+# What a learner may change (the settings page and the API show these).
+SETTING_NAMES = (
+    "desired_retention",
+    "new_per_day",
+    "reviews_per_day",
+    "timezone",
+    "rollover_hour",
+    "two_button_mode",
+    "language",
+)
+
+# The rule each value must meet.
 _RULES: dict[str, tuple[type, Any, str]] = {
     "desired_retention": (
         float,
         lambda v: 0.7 <= v <= 0.99,
-        "between 0.70 and 0.99",
+        N_("%(name)s must be between 0.70 and 0.99."),
     ),
-    "new_per_day": (int, lambda v: 0 <= v <= 1000, "between 0 and 1000"),
-    "reviews_per_day": (int, lambda v: 0 <= v <= 10000, "between 0 and 10000"),
-    "rollover_hour": (int, lambda v: 0 <= v <= 23, "an hour 0..23"),
-    "two_button_mode": (bool, lambda v: True, "true or false"),
-    "language": (str, lambda v: v in LANGUAGES, f"one of {', '.join(LANGUAGES)}"),
-    "timezone": (str, lambda v: bool(check_timezone(v)), "an IANA time zone"),
+    "new_per_day": (
+        int,
+        lambda v: 0 <= v <= 1000,
+        N_("%(name)s must be a whole number from 0 to 1000."),
+    ),
+    "reviews_per_day": (
+        int,
+        lambda v: 0 <= v <= 10000,
+        N_("%(name)s must be a whole number from 0 to 10000."),
+    ),
+    "rollover_hour": (
+        int,
+        lambda v: 0 <= v <= 23,
+        N_("%(name)s must be an hour from 0 to 23."),
+    ),
+    "two_button_mode": (bool, lambda v: True, N_("%(name)s must be true or false.")),
+    "language": (
+        str,
+        lambda v: v in LANGUAGES,
+        N_("%(name)s must be zh-CN or en."),
+    ),
+    "timezone": (
+        str,
+        lambda v: bool(check_timezone(v)),
+        N_("%(name)s must be an IANA time zone, such as Asia/Shanghai."),
+    ),
 }
 
 
@@ -80,15 +112,20 @@ def update_settings(
     checked = {}
     for name, value in changes.items():
         if name not in _RULES:
-            raise InvalidInput(f"unknown setting {name!r}")
-        kind, rule, wording = _RULES[name]
+            raise InvalidInput(
+                N_("There is no setting %(name)s; the settings are %(known)s."),
+                field=name,
+                name=name,
+                known=list(SETTING_NAMES),
+            )
+        kind, rule, refusal = _RULES[name]
         converted = _coerce(kind, value)
         try:
             valid = converted is not None and rule(converted)
         except InvalidInput:
             valid = False
         if not valid:
-            raise InvalidInput(f"{name} must be {wording}, got {value!r}")
+            raise InvalidInput(refusal, field=name, name=name)
         checked[name] = converted
     settings = get_or_create_settings(session, user, now=now)
     for name, value in checked.items():
@@ -96,6 +133,26 @@ def update_settings(
     settings.updated_at = resolve_now(now)
     session.flush()
     return settings
+
+
+def apply_settings(
+    session: Session, user: User, changes: dict[str, Any]
+) -> LearnerSettings:
+    """Change some settings and keep the profile's time zone and language in step."""
+    settings = update_settings(session, user, **changes)
+    # Dates on every page are shown in the profile's time zone, and new
+    # defaults come from its locale: both follow what the learner chose here.
+    if "timezone" in changes:
+        user.timezone = settings.timezone
+    if "language" in changes:
+        user.locale = settings.language
+    session.flush()
+    return settings
+
+
+def settings_dict(settings: LearnerSettings) -> dict[str, Any]:
+    """Return the learner's settings as a plain dict (the API's JSON)."""
+    return {name: getattr(settings, name) for name in SETTING_NAMES}
 
 
 def _coerce(kind: type, value: Any) -> Any:

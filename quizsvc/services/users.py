@@ -1,4 +1,4 @@
-"""Accounts: create and look up users (password hashing belongs to the web layer)."""
+"""Users: create and look up accounts (passwords and sessions: services.accounts)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from sqlalchemy import case, or_, select
 from sqlalchemy.orm import Session
 
 from quizsvc.models import LANGUAGES, ROLES, User, username_key
-from quizsvc.services import Conflict, InvalidInput, resolve_now
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, Conflict, InvalidInput
 
 USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -21,7 +22,11 @@ def check_timezone(name: str) -> str:
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidInput(f"unknown time zone {name!r} (e.g. Asia/Shanghai)") from None
+        raise InvalidInput(
+            N_("Unknown time zone '%(zone)s' (e.g. Asia/Shanghai)."),
+            field="timezone",
+            zone=name,
+        ) from None
     return name
 
 
@@ -44,14 +49,32 @@ def create_user(
     username = unicodedata.normalize("NFKC", username)
     if not USERNAME_PATTERN.match(username):
         raise InvalidInput(
-            f"username {username!r} must be 1-64 letters, digits, '.', '_' or '-'"
+            N_(
+                "The username '%(username)s' must be 1-64 letters, digits, '.', "
+                "'_' or '-' (starting with a letter or digit)."
+            ),
+            field="username",
+            username=username,
         )
     if role not in ROLES:
-        raise InvalidInput(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+        raise InvalidInput(
+            N_("The role must be one of %(roles)s, not '%(role)s'."),
+            field="role",
+            roles=list(ROLES),
+            role=role,
+        )
     if locale not in LANGUAGES:
-        raise InvalidInput(f"locale must be one of {', '.join(LANGUAGES)}")
+        raise InvalidInput(
+            N_("The language must be one of %(languages)s."),
+            field="locale",
+            languages=list(LANGUAGES),
+        )
     if find_user(session, username) is not None:
-        raise Conflict(f"username {username!r} is taken")
+        raise Conflict(
+            N_("The username '%(username)s' is taken; choose another."),
+            field="username",
+            username=username,
+        )
     user = User(
         username=username,
         username_key=username_key(username),

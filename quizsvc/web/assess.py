@@ -8,21 +8,19 @@ the page shows what the review log measures, and says when the two disagree.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import login_required
-from sqlalchemy.orm import Session
 
-from quizsvc.auth import current_db_user
-from quizsvc.bank import SELF_ASSESSMENT_SCALE, Bank
+from quizsvc.bank import SELF_ASSESSMENT_SCALE
 from quizsvc.catalog import get_bank
 from quizsvc.db import get_session, transaction
-from quizsvc.models import SelfAssessment, User
+from quizsvc.http.errors import message_of, status_of
+from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError, insights
-from quizsvc.services.reviews import MAX_NOTE_CHARS, record_self_assessment
+from quizsvc.services.self_assessments import MAX_NOTE_CHARS, record_self_assessment
 
 bp = Blueprint("assess", __name__)
 
@@ -46,40 +44,17 @@ CALIBRATION_TEXT = {
 }
 
 
-def ordered_skills(bank: Bank) -> list[Any]:
-    """The bank's skills in lesson order, then in their order within the lesson."""
-
-    def position(skill) -> tuple[int, int]:
-        lesson = bank.lessons.get(skill.lesson_id)
-        return (lesson.number if lesson is not None else 0, skill.order)
-
-    return sorted(bank.skills.values(), key=position)
-
-
-def skill_overview(
-    session: Session, user: User, now: datetime
-) -> list[insights.SkillOverview]:
-    """Each skill of the bank with the learner's ratings and record."""
-    return insights.skill_overview(session, user, ordered_skills(get_bank()), now)
-
-
-def assessment_dict(assessment: SelfAssessment) -> dict[str, Any]:
-    """A self-assessment as JSON."""
-    return {
-        "id": assessment.id,
-        "skill_id": assessment.skill_id,
-        "level": assessment.level,
-        "note": assessment.note,
-        "assessed_at": assessment.assessed_at.isoformat(),
-    }
-
-
 def _render(
     errors: dict[str, str] | None = None,
     values: dict[str, dict[str, str]] | None = None,
     status: int = 200,
 ):
-    overview = skill_overview(get_session(), current_db_user(), datetime.now(UTC))
+    overview = insights.skill_overview(
+        get_session(),
+        current_db_user(),
+        insights.ordered_skills(get_bank()),
+        datetime.now(UTC),
+    )
     return render_template(
         "assess.html",
         overview=overview,
@@ -135,6 +110,8 @@ def rate(skill_id: str):
             ),
         )
     except ServiceError as exc:
-        return _render(errors={skill_id: str(exc)}, values=typed, status=400)
+        return _render(
+            errors={skill_id: message_of(exc)}, values=typed, status=status_of(exc)
+        )
     flash(_("Your rating is saved."), "success")
     return redirect(url_for("assess.assess", _anchor=f"skill-{skill_id}"))

@@ -20,11 +20,13 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired, EqualTo, Length, Regexp
 
-from quizsvc.auth import authenticate, register, sign_in, sign_out
 from quizsvc.db import transaction
 from quizsvc.extensions import login_limit, register_limit
+from quizsvc.http.errors import message_of
+from quizsvc.http.login import sign_in, sign_out
 from quizsvc.i18n import current_language
-from quizsvc.services import Conflict, ServiceError
+from quizsvc.services import ServiceError
+from quizsvc.services.accounts import authenticate, register
 from quizsvc.services.users import USERNAME_PATTERN
 
 bp = Blueprint("auth", __name__)
@@ -94,14 +96,9 @@ def register_page():
                     locale=current_language(),
                 )
                 sign_in(session, user)
-        except Conflict:
-            form.username.errors.append(_("This username is taken; choose another."))
         except ServiceError as exc:
-            localized = getattr(exc, "localized", None)
-            field = form.password if "password" in str(exc) else form.username
-            field.errors.append(
-                localized(current_language()) if localized else str(exc)
-            )
+            field = form.password if exc.field == "password" else form.username
+            field.errors.append(message_of(exc))
         else:
             flash(_("Welcome! Your first drill is ready."), "success")
             return redirect(url_for("today.today"))

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_babel import gettext as _
 from flask_login import login_required
 
-from quizsvc.auth import current_db_user
 from quizsvc.db import get_session, transaction
 from quizsvc.extensions import limiter
-from quizsvc.i18n import current_language
+from quizsvc.http.errors import message_of, status_of
+from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError
 from quizsvc.services.classes import (
     MAX_DISPLAY_NAME,
@@ -21,20 +29,6 @@ from quizsvc.services.classes import (
 )
 
 bp = Blueprint("classes", __name__)
-
-# Guessing join codes: far fewer tries than the code space could ever give away.
-JOIN_RATE_LIMIT = "30 per minute"
-
-
-def error_text(exc: ServiceError) -> str:
-    """A service error's message in the page's language (when it has both)."""
-    localized_message = getattr(exc, "localized", None)
-    return localized_message(current_language()) if localized_message else str(exc)
-
-
-def _status(exc: ServiceError) -> int:
-    """404 for an unknown code, 409 for a closed class or a second join, else 400."""
-    return {"not_found": 404, "conflict": 409}.get(exc.code, 400)
 
 
 def _page(status: int = 200, *, form: dict | None = None, **extra):
@@ -62,13 +56,13 @@ def join_link(code: str):
     try:
         classroom = class_by_code(get_session(), code)
     except ServiceError as exc:
-        return _page(_status(exc), form={"code": code}, error=error_text(exc))
+        return _page(status_of(exc), form={"code": code}, error=message_of(exc))
     return _page(form={"code": classroom.join_code}, joining=classroom)
 
 
 @bp.post("/join")
 @login_required
-@limiter.limit(JOIN_RATE_LIMIT)
+@limiter.limit(lambda: current_app.config["JOIN_RATE_LIMIT"])
 def join():
     """Join a class as a learner."""
     form = {
@@ -86,7 +80,7 @@ def join():
             )
             name = membership.classroom.name
     except ServiceError as exc:
-        return _page(_status(exc), form=form, error=error_text(exc))
+        return _page(status_of(exc), form=form, error=message_of(exc))
     flash(_("You joined %(name)s.", name=name), "success")
     return redirect(url_for("classes.index"))
 

@@ -12,22 +12,24 @@ from flask_login import login_required
 
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems
-from quizsvc.auth import current_db_user
 from quizsvc.catalog import get_bank
-from quizsvc.db import (
-    begin_reading,
-    commits_without_flush,
-    get_session,
-    transaction,
-)
+from quizsvc.db import commits_without_flush, get_session, transaction
+from quizsvc.http.drill import current_drill_step
+from quizsvc.http.errors import message_of, status_of
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
 from quizsvc.services import NotFound, ServiceError, drill
 from quizsvc.services.queue import build_daily_queue
-from quizsvc.services.reviews import find_answer
+from quizsvc.services.reviews import (
+    MAX_DURATION_MS,
+    MAX_EXPLANATION_CHARS,
+    MIN_EXPLANATION_CHARS,
+    find_answer,
+)
 from quizsvc.services.settings import load_settings
-from quizsvc.web import practice
-from quizsvc.web.answers import collect_answers, offending_fields, typed_values
+from quizsvc.web.answer_forms import collect_answers, offending_fields, typed_values
+from quizsvc.web.grid import cell_marks, move_paste_into_grid
 
 bp = Blueprint("drill", __name__)
 today_bp = Blueprint("today", __name__)
@@ -75,11 +77,6 @@ def _form_answer(step: drill.OpenDrillItem) -> Any:
     return request.form.get("answer", "").strip() or None
 
 
-def _message(exc: ServiceError) -> str:
-    localized = getattr(exc, "localized", None)
-    return localized(current_language()) if localized else str(exc)
-
-
 def _render_item(
     step: drill.OpenDrillItem,
     *,
@@ -104,20 +101,6 @@ def _render_item(
         ratings=ratings,
         idempotency_key=uuid.uuid4().hex,
     ), status
-
-
-def current_drill_step() -> drill.DrillStep:
-    """Return the signed-in learner's drill step, opening the next item if due.
-
-    Most steps only read: the day's plan is worked out in the read phase and
-    only opening an item takes the write lock (see db.begin_reading).
-    """
-    user = current_db_user()
-    step = drill.preview_step(begin_reading(), user)
-    if isinstance(step, drill.PlannedOpening):
-        with transaction() as session:
-            step = drill.open_planned(session, user, step)
-    return step
 
 
 @bp.get("/drill")
@@ -150,7 +133,7 @@ def reveal():
             get_session(), current_db_user(), step.item.id
         )
     except ServiceError as exc:
-        return _render_item(step, error=str(exc), status=400)
+        return _render_item(step, error=message_of(exc), status=status_of(exc))
     lang = current_language()
     revealed = {
         "model_answer": revealed["model_answer"].get(lang),
@@ -190,7 +173,7 @@ def answer():
     duration_ms = None
     if opened_at is not None:
         elapsed = (datetime.now(UTC) - opened_at).total_seconds() * 1000
-        duration_ms = int(min(max(elapsed, 0), 24 * 3600 * 1000))
+        duration_ms = int(min(max(elapsed, 0), MAX_DURATION_MS))
     try:
         with transaction():
             submission = drill.submit_answer(
@@ -209,9 +192,13 @@ def answer():
         invalid = None
         if step.question.type == "generated":
             asks = step.problem.public_dict()["ask"]
-            invalid = offending_fields(asks, getattr(exc, "fields", []), request.form)
+            invalid = offending_fields(asks, getattr(exc, "fields", ()), request.form)
         return _render_item(
-            step, error=_message(exc), values=values, invalid=invalid, status=400
+            step,
+            error=message_of(exc),
+            values=values,
+            invalid=invalid,
+            status=status_of(exc),
         )
     return redirect(url_for("drill.result", review_id=review_id))
 
@@ -234,13 +221,13 @@ def _details(review: Review) -> dict[str, Any]:
         verdict = grading.grade(problem, answers)
         public = problem.public_dict(lang)
         values = _grid_values(public, answers)
-        practice.move_paste_into_grid(problem, answers, values)
+        move_paste_into_grid(problem, answers, values)
         details.update(
             problem=public,
             verdict=verdict.to_dict(),
             labels={ask["name"]: ask["label"] for ask in public["ask"]},
             grid=values,
-            marks=practice.cell_marks(verdict),
+            marks=cell_marks(verdict),
             expected={a.name: problem.answer_json(a.name) for a in problem.ask},
         )
     elif question.type in bank_module.CHECKABLE_TYPES and stored is not None:
@@ -332,8 +319,8 @@ def result(review_id: int):
         needs_why=needs_why,
         details=_details(review),
         error=None,
-        min_chars=drill.MIN_EXPLANATION_CHARS,
-        max_chars=drill.MAX_EXPLANATION_CHARS,
+        min_chars=MIN_EXPLANATION_CHARS,
+        max_chars=MAX_EXPLANATION_CHARS,
     )
 
 
@@ -356,11 +343,11 @@ def explain(review_id: int):
             review=review,
             needs_why=True,
             details=_details(review),
-            error=_message(exc),
+            error=message_of(exc),
             why=request.form.get("why", ""),
-            min_chars=drill.MIN_EXPLANATION_CHARS,
-            max_chars=drill.MAX_EXPLANATION_CHARS,
-        ), 400
+            min_chars=MIN_EXPLANATION_CHARS,
+            max_chars=MAX_EXPLANATION_CHARS,
+        ), status_of(exc)
     return redirect(url_for("drill.result", review_id=review_id))
 
 

@@ -7,7 +7,6 @@ be shared and checked again any number of times.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,23 +16,19 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
 from quizsvc import grading, problems
-from quizsvc.engine import jsonable
+from quizsvc.http.drill import problem_closed
 from quizsvc.i18n import current_language, localized
-from quizsvc.parsing import parse_flag
 from quizsvc.services import drill
-from quizsvc.web.answers import collect_answers, offending_fields, typed_values
+from quizsvc.web.answer_forms import collect_answers, offending_fields, typed_values
 from quizsvc.web.charts import heatmap_svg, visibility_svg
-from quizsvc.web.closed_book import finish_first_page, problem_closed
-from quizsvc.web.filters import answer_cell
+from quizsvc.web.closed_book import finish_first_page
+from quizsvc.web.grid import cell_marks, move_paste_into_grid, parsed_answer
 
 bp = Blueprint("practice", __name__)
 
-# Fresh seeds stay short enough to read in a link; any seed up to MAX_SEED
-# (what the review log's BIGINT column holds) opens a problem.
-FRESH_SEED_LIMIT = 2**31
-MAX_SEED = 2**63 - 1
-# Seeds go beyond the default `int` converter's cap (database ids).
-PERMALINK = f"/practice/<kind>/<int:level>/<int(max={MAX_SEED}):seed>"
+# Seeds go beyond the default `int` converter's cap (database ids), up to
+# problems.MAX_SEED (what the review log's BIGINT column holds).
+PERMALINK = f"/practice/<kind>/<int:level>/<int(max={problems.MAX_SEED}):seed>"
 
 # Interface names and descriptions of the problem kinds (quizsvc.problems.KINDS
 # describes them for programmers, in English only).
@@ -131,11 +126,6 @@ def level_title(level: int) -> str:
     return str(LEVEL_TEXT.get(level, level))
 
 
-def fresh_seed() -> int:
-    """Draw a seed for a new problem."""
-    return secrets.randbelow(FRESH_SEED_LIMIT)
-
-
 def parse_level(value: Any) -> int | None:
     """Read a level from a form or JSON value; None when it is not one of LEVELS."""
     if isinstance(value, bool):
@@ -148,20 +138,8 @@ def parse_level(value: Any) -> int | None:
     return value if isinstance(value, int) and value in problems.LEVELS else None
 
 
-def load_problem(kind: str, level: int, seed: int) -> problems.Problem | None:
-    """Generate the problem a permalink names, or None when it names none."""
-    if kind not in problems.KINDS or level not in problems.LEVELS:
-        return None
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        return None
-    try:
-        return problems.generate(kind, seed, level)
-    except problems.ProblemError:
-        return None
-
-
 def _problem_or_404(kind: str, level: int, seed: int) -> problems.Problem:
-    problem = load_problem(kind, level, seed)
+    problem = problems.load_problem(kind, level, seed)
     if problem is None:
         abort(
             404,
@@ -210,7 +188,7 @@ def practice():
             errors=errors,
         ), 400
     return redirect(
-        url_for("practice.problem", kind=kind, level=level, seed=fresh_seed())
+        url_for("practice.problem", kind=kind, level=level, seed=problems.fresh_seed())
     )
 
 
@@ -233,51 +211,6 @@ def is_weights(ask: problems.Ask) -> bool:
     """Whether an asked matrix holds attention weights (A, a, A1, A_shifted...)."""
     base = ask.name.split("_")[0].rstrip("0123456789")
     return ask.format == "matrix" and base in ("A", "a")
-
-
-def cell_marks(verdict: grading.Verdict) -> dict[str, dict[tuple[int, int], bool]]:
-    """Return {ask name: {(row, col): right?}} from each step's per-cell marks."""
-    marks: dict[str, dict[tuple[int, int], bool]] = {}
-    for step in verdict.steps:
-        ok = step.ok
-        if isinstance(ok, list) and ok and isinstance(ok[0], list):
-            marks[step.name] = {
-                (i, j): bool(cell)
-                for i, row in enumerate(ok)
-                for j, cell in enumerate(row)
-            }
-    return marks
-
-
-def _parsed(ask: problems.Ask, value: Any) -> np.ndarray | None:
-    """Read one typed answer as the grader does; None when it cannot be read."""
-    if ask.format == "boolean_matrix":
-        parsed = grading.parse_answer(
-            value, ask.shape, name=ask.name, number=parse_flag
-        )
-    else:
-        parsed = grading.parse_answer(value, ask.shape, name=ask.name)
-    return parsed if isinstance(parsed, np.ndarray) else None
-
-
-def move_paste_into_grid(
-    problem: problems.Problem, answers: dict[str, Any], values: dict[str, str]
-) -> None:
-    """Show a pasted matrix in its grid, where the marks are drawn."""
-    for ask in problem.ask:
-        pasted = values.get(f"paste-{ask.name}", "").strip()
-        if ask.format not in ("matrix", "boolean_matrix") or not pasted:
-            continue
-        parsed = _parsed(ask, answers.get(ask.name))
-        if parsed is None or parsed.shape != tuple(ask.shape):
-            continue  # e.g. typed transposed: leave it as typed
-        for (i, j), entry in np.ndenumerate(parsed):
-            key = f"cell-{ask.name}-{i}-{j}"
-            if ask.format == "boolean_matrix":
-                values[key] = "1" if entry > 0.5 else ""
-            else:
-                values[key] = answer_cell(jsonable(np.float64(entry)))
-        values[f"paste-{ask.name}"] = ""
 
 
 def _visible(problem: problems.Problem) -> np.ndarray | None:
@@ -311,7 +244,9 @@ def _pictures(
             ),
             "yours": None,
         }
-        mine = _parsed(ask, answers.get(ask.name)) if ask.name in answers else None
+        mine = (
+            parsed_answer(ask, answers.get(ask.name)) if ask.name in answers else None
+        )
         if mine is not None and mine.ndim == 2:
             entry["yours"] = heatmap_svg(mine, title=_("Your %(name)s", name=ask.name))
         heatmaps.append(entry)

@@ -7,72 +7,26 @@ reads the same to a screen reader.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Blueprint, render_template
-from flask_babel import format_date, ngettext
+from flask_babel import format_date
 from flask_babel import gettext as _
 from flask_login import login_required
 
 from quizsvc import grading
-from quizsvc.auth import current_db_user
 from quizsvc.db import get_session
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import localized
 from quizsvc.services import insights
-from quizsvc.web.charts import (
-    calendar_heatmap_svg,
-    column_chart_svg,
-    labelled_bars_svg,
-)
+from quizsvc.web.charts import column_chart_svg, labelled_bars_svg
+from quizsvc.web.learner_charts import calendar_chart
 
 bp = Blueprint("progress", __name__)
 
 # A prompt longer than this is cut in the list of mistakes.
 PROMPT_PREVIEW_CHARS = 90
-
-
-def _weekday_labels() -> list[str]:
-    # Label Monday, Wednesday and Friday only, as compact calendars do.
-    monday = date(2024, 1, 1)
-    return [
-        format_date(monday.replace(day=1 + n), "EEE") if n in (0, 2, 4) else ""
-        for n in range(7)
-    ]
-
-
-def _month_labels() -> list[str]:
-    return [format_date(date(2024, month, 1), "LLL") for month in range(1, 13)]
-
-
-def calendar_chart(calendar: insights.ReviewCalendar):
-    """The calendar heatmap of answers per day, in the interface language."""
-    titles = [
-        ngettext(
-            "%(date)s: %(num)d answer",
-            "%(date)s: %(num)d answers",
-            count,
-            date=format_date(day, "medium"),
-        )
-        for day, count in zip(calendar.days, calendar.counts, strict=True)
-    ]
-    desc = ngettext(
-        "%(num)d answer on %(active)d of the last %(span)d days.",
-        "%(num)d answers on %(active)d of the last %(span)d days.",
-        calendar.total,
-        active=calendar.active_days,
-        span=len(calendar.days),
-    )
-    return calendar_heatmap_svg(
-        calendar.days,
-        calendar.counts,
-        title=_("Answers per day"),
-        desc=desc,
-        weekday_labels=_weekday_labels(),
-        month_labels=_month_labels(),
-        cell_titles=titles,
-        today=calendar.today,
-    )
 
 
 def forecast_chart(forecast: insights.Forecast):

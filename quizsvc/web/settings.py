@@ -1,9 +1,8 @@
 """Settings: the daily queue, the interface language, personal API tokens.
 
-The learner's language setting also drives the interface: before each request
-of a signed-in learner, `g.user_language` is set from their settings, which
-`quizsvc.i18n.current_language` uses unless this browser session chose a
-language explicitly (?lang=...).
+The learner's language setting also drives the interface (see
+quizsvc.i18n.current_language), unless this browser session chose a language
+explicitly (?lang=...).
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from flask import (
     Blueprint,
     abort,
     flash,
-    g,
     redirect,
     render_template,
     request,
@@ -23,36 +21,28 @@ from flask import (
 )
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
-from flask_login import current_user, login_required
-from sqlalchemy.orm import Session
+from flask_login import login_required
 
-from quizsvc.auth import (
+from quizsvc.config import COMMON_TIMEZONES
+from quizsvc.db import get_session, transaction
+from quizsvc.http.errors import message_of, status_of
+from quizsvc.http.login import current_db_user, current_session_secret, sign_out
+from quizsvc.services import InvalidInput, NotFound, ServiceError
+from quizsvc.services.accounts import (
     change_password,
-    current_db_user,
-    current_session_secret,
     end_sessions,
     issue_token,
     list_tokens,
     revoke_token,
-    sign_out,
 )
-from quizsvc.db import begin_reading, get_session, transaction
-from quizsvc.i18n import current_language
-from quizsvc.models import LearnerSettings, User
-from quizsvc.services import InvalidInput, NotFound, ServiceError
-from quizsvc.services.settings import load_settings, update_settings
+from quizsvc.services.settings import (
+    SETTING_NAMES,
+    apply_settings,
+    load_settings,
+    settings_dict,
+)
 
 bp = Blueprint("settings", __name__)
-
-SETTING_NAMES = (
-    "desired_retention",
-    "new_per_day",
-    "reviews_per_day",
-    "timezone",
-    "rollover_hour",
-    "two_button_mode",
-    "language",
-)
 
 # Shown next to a field whose value the settings service refused.
 FIELD_ERRORS = {
@@ -64,52 +54,6 @@ FIELD_ERRORS = {
     "two_button_mode": _l("Tick the box or leave it empty."),
     "language": _l("Choose 中文 or English."),
 }
-
-# Offered in the time zone field's suggestions; any IANA name is accepted.
-COMMON_TIMEZONES = (
-    "Asia/Shanghai",
-    "Asia/Hong_Kong",
-    "Asia/Taipei",
-    "Asia/Singapore",
-    "Asia/Tokyo",
-    "Asia/Kolkata",
-    "Europe/London",
-    "Europe/Berlin",
-    "America/New_York",
-    "America/Chicago",
-    "America/Los_Angeles",
-    "Australia/Sydney",
-    "UTC",
-)
-
-
-def settings_dict(settings: LearnerSettings) -> dict[str, Any]:
-    """The learner's settings as JSON."""
-    return {name: getattr(settings, name) for name in SETTING_NAMES}
-
-
-def apply_settings(
-    session: Session, user: User, changes: dict[str, Any]
-) -> LearnerSettings:
-    """Change some settings and keep the profile's time zone and language in step."""
-    settings = update_settings(session, user, **changes)
-    # Dates on every page are shown in the profile's time zone, and new
-    # defaults come from its locale: both follow what the learner chose here.
-    if "timezone" in changes:
-        user.timezone = settings.timezone
-    if "language" in changes:
-        user.locale = settings.language
-    session.flush()
-    return settings
-
-
-@bp.before_app_request
-def use_learner_language() -> None:
-    """Let a signed-in learner's language setting choose the interface language."""
-    if request.endpoint == "static" or not current_user.is_authenticated:
-        return
-    # Signing in opened the request's read phase (see db.begin_reading).
-    g.user_language = load_settings(begin_reading(), current_db_user()).language
 
 
 class _Refused(Exception):
@@ -252,7 +196,7 @@ def password():
                 revoke_tokens=revoke_tokens,
             )
     except ServiceError as exc:
-        return _render(password_error=exc.localized(current_language()), status=400)
+        return _render(password_error=message_of(exc), status=status_of(exc))
     flash(
         _(
             "Your password is changed; %(count)d other session(s) ended.",

@@ -1,8 +1,8 @@
 """The class dashboard for teachers: /teacher/…
 
-Every class page looks the class up with `class_for_teacher` and answers 404
-when the caller does not teach it (so other classes' ids reveal nothing);
-the class list needs a teacher or admin account (403 for learners). Figures
+Every class page looks the class up with `require_class_for_teacher`, which
+answers 404 when the caller does not teach it (so other classes' ids reveal
+nothing); the class list needs a teacher or admin account (403). Figures
 come from `quizsvc.services.class_reports`; charts are server-side SVG with
 a table beside each, so the pages need no script. Dates are shown in the
 class's time zone.
@@ -28,17 +28,18 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import login_required
 
-from quizsvc.auth import current_db_user
+from quizsvc.config import COMMON_TIMEZONES
 from quizsvc.db import get_session, transaction
+from quizsvc.http.errors import message_of, messages_of, status_of
+from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import Classroom, User
-from quizsvc.services import NotFound, ServiceError, class_reports, insights
+from quizsvc.services import ServiceError, class_reports, insights
 from quizsvc.services.classes import (
     MAX_ROSTER_ROWS,
     RosterError,
     add_co_teacher,
     can_teach,
-    class_for_teacher,
     class_learners,
     class_teachers,
     classes_of,
@@ -48,14 +49,13 @@ from quizsvc.services.classes import (
     learner_name,
     remove_learner,
     remove_teacher,
+    require_class_for_teacher,
     roster_entries,
     rotate_join_code,
     set_joining_open,
 )
 from quizsvc.web.charts import recall_grid_svg
-from quizsvc.web.classes import error_text
-from quizsvc.web.progress import calendar_chart
-from quizsvc.web.settings import COMMON_TIMEZONES
+from quizsvc.web.learner_charts import calendar_chart
 
 bp = Blueprint("teacher", __name__, url_prefix="/teacher")
 
@@ -129,9 +129,7 @@ def _teacher() -> User:
 
 def _classroom(class_id: int) -> Classroom:
     """The class if the caller teaches it (or is an admin); 404 otherwise."""
-    classroom = class_for_teacher(get_session(), current_db_user(), class_id)
-    if classroom is None:
-        abort(404)
+    classroom = require_class_for_teacher(get_session(), current_db_user(), class_id)
     g.classroom = classroom
     return classroom
 
@@ -142,7 +140,7 @@ def _period(classroom: Classroom) -> class_reports.Period:
             request.args.get("from"), request.args.get("to"), classroom.timezone
         )
     except ServiceError as exc:
-        abort(400, description=error_text(exc))
+        abort(400, description=message_of(exc))
 
 
 def class_time(moment: datetime | None, zone: str) -> str:
@@ -210,8 +208,8 @@ def create():
             listings=classes_of(get_session(), user),
             timezones=COMMON_TIMEZONES,
             form=form,
-            error=error_text(exc),
-        ), 400
+            error=message_of(exc),
+        ), status_of(exc)
     flash(_("Class created. Share the join code with your learners."), "success")
     return redirect(url_for("teacher.settings", class_id=classroom.id))
 
@@ -413,11 +411,10 @@ def _settings_action(class_id: int, action, success):
             result = action(session, classroom)
     except RosterError as exc:
         return _settings_page(
-            classroom, 400, roster_problems=exc.problems[current_language()]
+            classroom, status_of(exc), roster_problems=messages_of(exc.problems)
         )
     except ServiceError as exc:
-        status = 404 if isinstance(exc, NotFound) else 400
-        return _settings_page(classroom, status, error=error_text(exc))
+        return _settings_page(classroom, status_of(exc), error=message_of(exc))
     flash(success(result) if callable(success) else success, "success")
     return redirect(url_for("teacher.settings", class_id=class_id))
 

@@ -1,15 +1,15 @@
-"""Accounts for the web layer: passwords, personal API tokens and Flask-Login.
+"""Accounts: passwords, server-side sessions and personal API tokens.
 
 Passwords are hashed with werkzeug (scrypt) and never logged; new passwords
 that zxcvbn rates easy to guess are refused. An API token is shown to its
 owner once; only its SHA-256 is stored, so a leaked database does not leak
-working tokens. Requests authenticate with the session cookie or with
-`Authorization: Bearer <token>`.
+working tokens.
 
-Sessions live on the server: signing in stores a `UserSession` row and puts
-its random secret in the cookie (Flask-Login's alternative id), so signing out,
+Sessions live on the server: signing in stores a `UserSession` row whose
+random secret goes in the cookie (see quizsvc.http.login), so signing out,
 changing the password or "sign out everywhere" ends the session for every copy
-of the cookie.
+of the cookie. Like every service, these functions take a session, flush and
+never commit.
 """
 
 from __future__ import annotations
@@ -19,19 +19,15 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from flask import Flask, g, request
-from flask_login import UserMixin, login_user
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import bindparam
 from werkzeug.security import check_password_hash, generate_password_hash
 from zxcvbn import zxcvbn
 
-from quizsvc.db import begin_reading
-from quizsvc.extensions import login_manager
 from quizsvc.models import ApiToken, User, UserSession
-from quizsvc.services import NotFound, resolve_now
-from quizsvc.services.messages import LocalizedInvalidInput
+from quizsvc.services import resolve_now
+from quizsvc.services.errors import N_, InvalidInput, NotFound
 from quizsvc.services.users import create_user, find_user
 
 MIN_PASSWORD_LENGTH = 8
@@ -47,22 +43,6 @@ TOKEN_PREFIX = "qz_"
 _DUMMY_HASH = generate_password_hash("not-a-real-password")
 
 
-class LoginUser(UserMixin):
-    """The Flask-Login view of a user row and the server-side session it signed in.
-
-    `get_id` is the session's secret (Flask-Login's alternative id), so the
-    cookie names the session, not the user; a bearer-token request has none.
-    """
-
-    def __init__(self, user: User, session_secret: str | None = None):
-        self.user = user
-        self.id = user.id
-        self.session_secret = session_secret
-
-    def get_id(self) -> str | None:
-        return self.session_secret
-
-
 def hash_password(password: str) -> str:
     """Hash a password for storage."""
     return generate_password_hash(password)
@@ -71,14 +51,16 @@ def hash_password(password: str) -> str:
 def check_password_rules(password: str, username: str = "") -> None:
     """Raise InvalidInput when a new password is too short, too long or guessable."""
     if len(password) < MIN_PASSWORD_LENGTH:
-        raise LocalizedInvalidInput(
-            f"密码至少要 {MIN_PASSWORD_LENGTH} 个字符。",
-            f"The password needs at least {MIN_PASSWORD_LENGTH} characters.",
+        raise InvalidInput(
+            N_("The password needs at least %(n)d characters."),
+            field="password",
+            n=MIN_PASSWORD_LENGTH,
         )
     if len(password) > MAX_PASSWORD_LENGTH:
-        raise LocalizedInvalidInput(
-            f"密码最多 {MAX_PASSWORD_LENGTH} 个字符。",
-            f"The password may have at most {MAX_PASSWORD_LENGTH} characters.",
+        raise InvalidInput(
+            N_("The password may have at most %(n)d characters."),
+            field="password",
+            n=MAX_PASSWORD_LENGTH,
         )
     estimate = zxcvbn(
         password[:_ZXCVBN_MAX_LENGTH],
@@ -86,19 +68,19 @@ def check_password_rules(password: str, username: str = "") -> None:
         max_length=_ZXCVBN_MAX_LENGTH,
     )
     if estimate["score"] < MIN_PASSWORD_SCORE:
-        raise WeakPassword(
-            "这个密码太容易被猜到（常见密码、键盘序列、重复字符或与用户名相近）。"
-            "请换一个更长的、由几个不相干的词组成的短语。",
-            "This password is too easy to guess (a common password, a keyboard "
-            "run, repeated characters or close to the username). Choose a longer "
-            "phrase of several unrelated words.",
-        )
+        raise WeakPassword()
 
 
-class WeakPassword(LocalizedInvalidInput):
+class WeakPassword(InvalidInput):
     """A new password that a guesser would find quickly."""
 
     code = "weak_password"
+    field = "password"
+    default_message = N_(
+        "This password is too easy to guess (a common password, a keyboard run, "
+        "repeated characters or close to the username). Choose a longer phrase "
+        "of several unrelated words."
+    )
 
 
 def register(
@@ -129,29 +111,23 @@ def authenticate(session: Session, username: str, password: str) -> User | None:
     return user if check_password_hash(user.password_hash, password) else None
 
 
-def _token_digest(token: str) -> str:
+def token_digest(token: str) -> str:
+    """Return the SHA-256 of a session or token secret, as stored."""
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def start_session(
-    session: Session, user: User, *, now: datetime | None = None
-) -> LoginUser:
-    """Store a new server-side session for `user`; its secret goes in the cookie."""
+def start_session(session: Session, user: User, *, now: datetime | None = None) -> str:
+    """Store a new server-side session for `user`; return its secret, for the cookie."""
     secret = secrets.token_urlsafe(32)
     session.add(
         UserSession(
             user_id=user.id,
-            token_hash=_token_digest(secret),
+            token_hash=token_digest(secret),
             created_at=resolve_now(now),
         )
     )
     session.flush()
-    return LoginUser(user, secret)
-
-
-def sign_in(session: Session, user: User) -> None:
-    """Start a session for `user` and give this client its cookie (caller commits)."""
-    login_user(start_session(session, user))
+    return secret
 
 
 def end_sessions(
@@ -167,9 +143,9 @@ def end_sessions(
         UserSession.user_id == user.id, UserSession.ended_at.is_(None)
     )
     if only is not None:
-        statement = statement.where(UserSession.token_hash == _token_digest(only))
+        statement = statement.where(UserSession.token_hash == token_digest(only))
     if keep is not None:
-        statement = statement.where(UserSession.token_hash != _token_digest(keep))
+        statement = statement.where(UserSession.token_hash != token_digest(keep))
     result = session.execute(statement.values(ended_at=resolve_now(now)))
     return result.rowcount
 
@@ -189,7 +165,9 @@ def change_password(
     With `revoke_tokens`, the user's API tokens are revoked as well.
     """
     if not user.password_hash or not check_password_hash(user.password_hash, current):
-        raise LocalizedInvalidInput("当前密码不对。", "The current password is wrong.")
+        raise InvalidInput(
+            N_("The current password is wrong."), field="current_password"
+        )
     check_password_rules(new, user.username)
     user.password_hash = hash_password(new)
     ended = end_sessions(session, user, keep=keep_session, now=now)
@@ -217,14 +195,14 @@ def issue_token(
     """Create a personal API token for `user` and return its secret once."""
     name = name.strip()
     if not name or len(name) > 100:
-        raise LocalizedInvalidInput(
-            "令牌名称需要 1–100 个字符。", "A token needs a name of 1-100 characters."
+        raise InvalidInput(
+            N_("A token needs a name of 1-100 characters."), field="name"
         )
     secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken(
         user_id=user.id,
         name=name,
-        token_hash=_token_digest(secret),
+        token_hash=token_digest(secret),
         created_at=resolve_now(now),
     )
     session.add(token)
@@ -249,7 +227,7 @@ def revoke_token(
     """Revoke one of the user's tokens (someone else's is NotFound)."""
     token = session.get(ApiToken, token_id)
     if token is None or token.user_id != user.id or token.revoked_at is not None:
-        raise NotFound(f"no token {token_id}")
+        raise NotFound(N_("You have no such token."), field="token_id")
     token.revoked_at = resolve_now(now)
     session.flush()
     return token
@@ -267,74 +245,16 @@ _TOKEN_OWNER = (
 
 def user_for_token(session: Session, secret: str) -> User | None:
     """Return the owner of a live token, or None."""
-    return session.scalar(_TOKEN_OWNER, {"token_hash": _token_digest(secret)})
+    return session.scalar(_TOKEN_OWNER, {"token_hash": token_digest(secret)})
 
 
-def _load_user(session_secret: str) -> LoginUser | None:
-    # Signing in opens the request's read phase: no write lock for it.
-    user = begin_reading().scalar(
+def user_for_session(session: Session, secret: str) -> User | None:
+    """Return the user of a live server-side session, or None."""
+    return session.scalar(
         select(User)
         .join(UserSession, UserSession.user_id == User.id)
         .where(
-            UserSession.token_hash == _token_digest(session_secret),
+            UserSession.token_hash == token_digest(secret),
             UserSession.ended_at.is_(None),
         )
     )
-    return LoginUser(user, session_secret) if user is not None else None
-
-
-def _load_user_from_request(req) -> LoginUser | None:
-    header = req.headers.get("Authorization", "")
-    scheme, _, secret = header.partition(" ")
-    if scheme.lower() != "bearer" or not secret.strip():
-        return None
-    user = user_for_token(begin_reading(), secret.strip())
-    if user is None:
-        g.bad_token = True
-        return None
-    g.token_auth = True
-    return LoginUser(user)
-
-
-def init_app(app: Flask) -> None:
-    """Bind Flask-Login: session users, bearer tokens, the login page."""
-    login_manager.init_app(app)
-    login_manager.user_loader(_load_user)
-    login_manager.request_loader(_load_user_from_request)
-    login_manager.login_view = "auth.login"
-    login_manager.login_message = None
-    login_manager.session_protection = "basic"
-
-
-def sign_out(session: Session) -> None:
-    """End this client's server-side session and clear its cookie (caller commits)."""
-    from flask_login import current_user, logout_user
-
-    secret = getattr(current_user, "session_secret", None)
-    if secret is not None:
-        end_sessions(session, current_user.user, only=secret)
-    logout_user()
-
-
-def current_session_secret() -> str | None:
-    """The secret of this request's server-side session (None for bearer tokens)."""
-    from flask_login import current_user
-
-    return getattr(current_user, "session_secret", None)
-
-
-def current_db_user() -> User:
-    """The signed-in user's row (call only behind login_required)."""
-    from flask_login import current_user
-
-    return current_user.user
-
-
-def token_authenticated() -> bool:
-    """True when this request was authenticated with a bearer token."""
-    return bool(g.get("token_auth"))
-
-
-def client_address() -> str:
-    """The client's address for rate limiting."""
-    return request.remote_addr or "unknown"

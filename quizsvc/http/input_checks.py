@@ -23,10 +23,12 @@ import math
 import re
 from typing import Any
 
-from flask import Flask, has_request_context, request
+from flask import Flask, request
 from flask.json.provider import DefaultJSONProvider
-from werkzeug.exceptions import BadRequest, NotFound
 from werkzeug.routing import IntegerConverter
+
+from quizsvc.errors import N_, Message
+from quizsvc.http.errors import RefusedRequest
 
 # The largest id a column of type `integer` holds on PostgreSQL (and SQLite).
 MAX_ID = 2**31 - 1
@@ -39,61 +41,44 @@ _MAX_DIGITS = len(str(MAX_JSON_INTEGER))
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-class _Bilingual:
-    """Mixin for HTTP errors whose message exists in both interface languages.
-
-    `description` is the message in the current request's language (English
-    outside a request).
-    """
-
-    def __init__(self, zh: str, en: str):
-        super().__init__()
-        self.messages = {"zh-CN": zh, "en": en}
-
-    @property
-    def description(self) -> str:
-        from quizsvc.i18n import current_language
-
-        language = current_language() if has_request_context() else "en"
-        return self.messages.get(language, self.messages["en"])
-
-
-class InputRefused(_Bilingual, BadRequest):
+class InputRefused(RefusedRequest):
     """A request carrying input no route accepts (400 invalid_input)."""
 
+    code = 400
     code_name = "invalid_input"
 
 
-class MalformedJson(_Bilingual, BadRequest):
+class MalformedJson(RefusedRequest):
     """A body that is not JSON at all (400 malformed_json)."""
 
+    code = 400
     code_name = "malformed_json"
 
 
-class NumberOutOfRange(_Bilingual, NotFound):
+class NumberOutOfRange(RefusedRequest):
     """A number in the address beyond what the database stores (404)."""
 
+    code = 404
     code_name = "not_found"
 
 
-def check_text(value: str, where: tuple[str, str]) -> None:
+def check_text(value: str, where: Message) -> None:
     """Refuse a string holding a NUL character or a lone surrogate.
 
-    `where` names the string in Chinese and English, e.g. ("字段 x", "field x").
+    `where` names the string, e.g. Message(N_("The field %(name)s"), name="x").
     """
     match = _UNSTORABLE.search(value)
     if match is None:
         return
-    zh, en = where
     if match.group() == "\x00":
         raise InputRefused(
-            f"{zh}含有空字符（\\u0000），无法保存。",
-            f"{en} contains a NUL character (\\u0000), which cannot be stored.",
+            N_("%(where)s contains a NUL character (\\u0000), which cannot be stored."),
+            where=where,
         )
-    code = f"\\u{ord(match.group()):04x}"
     raise InputRefused(
-        f"{zh}含有单独的 UTF-16 代理码元（{code}），不是有效文本。",
-        f"{en} contains a lone UTF-16 surrogate ({code}), which is not text.",
+        N_("%(where)s contains a lone UTF-16 surrogate (%(code)s), which is not text."),
+        where=where,
+        code=f"\\u{ord(match.group()):04x}",
     )
 
 
@@ -109,21 +94,19 @@ def _parse_float(literal: str) -> float:
     number = float(literal)
     if not math.isfinite(number):
         raise InputRefused(
-            f"JSON 数字 {literal[:24]} 太大。",
-            f"The JSON number {literal[:24]} is too large.",
+            N_("The JSON number %(number)s is too large."), number=literal[:24]
         )
     return number
 
 
 def _parse_constant(name: str) -> Any:
-    raise InputRefused(f"{name} 不是 JSON 值。", f"{name} is not a JSON value.")
+    raise InputRefused(N_("%(name)s is not a JSON value."), name=name)
 
 
-def _where(key: str | None) -> tuple[str, str]:
+def _where(key: str | None) -> Message:
     if key is None:
-        return "JSON 正文中的值", "A value in the JSON body"
-    shown = key[:40]
-    return f"字段 {shown} ", f"The field {shown}"
+        return Message(N_("A value in the JSON body"))
+    return Message(N_("The field %(name)s"), name=key[:40])
 
 
 def _check_tree(document: Any) -> None:
@@ -135,17 +118,17 @@ def _check_tree(document: Any) -> None:
         if isinstance(value, str):
             check_text(value, _where(key))
         elif isinstance(value, int) and abs(value) > MAX_JSON_INTEGER:
-            zh, en = _where(key)
             raise InputRefused(
-                f"{zh}的数字超出范围（整数的绝对值最大为 {MAX_JSON_INTEGER}）。",
-                f"{en} is out of range (whole numbers go up to {MAX_JSON_INTEGER}).",
+                N_("%(where)s is out of range (whole numbers go up to %(most)d)."),
+                where=_where(key),
+                most=MAX_JSON_INTEGER,
             )
         elif isinstance(value, dict | list):
             if depth > MAX_JSON_DEPTH:
                 raise _too_deep()
             if isinstance(value, dict):
                 for name, item in value.items():
-                    check_text(name, ("JSON 正文中的键", "A key in the JSON body"))
+                    check_text(name, Message(N_("A key in the JSON body")))
                     pending.append((item, depth + 1, name))
             else:
                 pending.extend((item, depth + 1, key) for item in value)
@@ -153,8 +136,7 @@ def _check_tree(document: Any) -> None:
 
 def _too_deep() -> InputRefused:
     return InputRefused(
-        f"JSON 正文的嵌套超过 {MAX_JSON_DEPTH} 层。",
-        f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.",
+        N_("The JSON body nests deeper than %(depth)d levels."), depth=MAX_JSON_DEPTH
     )
 
 
@@ -170,12 +152,16 @@ def loads_strict(data: str | bytes) -> Any:
     except RecursionError:
         raise _too_deep() from None
     except UnicodeDecodeError:
-        raise MalformedJson(
-            "JSON 正文不是有效的 UTF-8。", "The JSON body is not valid UTF-8."
-        ) from None
+        raise MalformedJson(N_("The JSON body is not valid UTF-8.")) from None
     except json.JSONDecodeError as exc:
         raise MalformedJson(
-            f"正文不是有效的 JSON：{exc}", f"The body is not valid JSON: {exc}"
+            N_(
+                "The body is not valid JSON: line %(line)d, column %(column)d "
+                "(%(position)d characters in)."
+            ),
+            line=exc.lineno,
+            column=exc.colno,
+            position=exc.pos,
         ) from None
     _check_tree(document)
     return document
@@ -203,10 +189,12 @@ class IdConverter(IntegerConverter):
         number = super().to_python(value)
         if number > self.largest:
             raise NumberOutOfRange(
-                f"地址中的数字 {value[:24]} 太大（最大为 {self.largest}），"
-                "这里什么也没有。",
-                f"The number {value[:24]} in the address is too large (at most "
-                f"{self.largest}); there is nothing here.",
+                N_(
+                    "The number %(number)s in the address is too large (at most "
+                    "%(most)d); there is nothing here."
+                ),
+                number=value[:24],
+                most=self.largest,
             )
         return number
 
@@ -216,8 +204,8 @@ def refuse_hostile_input() -> None:
     for values in (request.args, request.form):
         for name, value in values.items(multi=True):
             shown = name[:40].replace("\x00", "")
-            check_text(name, ("字段名", "A field name"))
-            check_text(value, (f"字段 {shown}", f"The field {shown}"))
+            check_text(name, Message(N_("A field name")))
+            check_text(value, Message(N_("The field %(name)s"), name=shown))
     if request.is_json and request.get_data(cache=True):
         # Parsed (and cached) here, so a hostile body is refused even by a
         # route that would answer 401 or 405 before reading it.
