@@ -400,7 +400,9 @@ def test_a_4x4_item_by_keyboard_alone_in_at_most_25_key_presses(
     with the keyboard alone, the focus landing where the work is at each step,
     in at most 25 key presses beyond typing?"""
     database = server_instance / "quizsvc.sqlite3"
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(
+        locale="zh-CN", viewport={"width": 1280, "height": 900}
+    )
     page = context.new_page()
     register(page, server, "jianpan")
     problem = problems.generate("scores", 8, 3)
@@ -454,7 +456,9 @@ def test_a_4x4_item_by_keyboard_alone_in_at_most_25_key_presses(
 def test_arrow_keys_move_between_cells_and_tab_leaves_the_matrix(server, browser):
     """Do ←→↑↓ and Home/End move between the cells of a row and a column (the
     caret first, within what was typed), and Tab still leave the matrix?"""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(
+        locale="zh-CN", viewport={"width": 1280, "height": 900}
+    )
     page = context.new_page()
     page.goto(server + "practice/scores/3/8")
     assert "Home" in page.locator("#grid-keys").inner_text()
@@ -517,7 +521,7 @@ def test_a_screen_reader_hears_each_graded_cells_place_and_verdict(
     its matrix, row and column, described by its verdict in words, and a wrong
     one invalid?"""
     problem = problems.generate("scores", 8, 3)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(locale=lang, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.goto(server + "practice/scores/3/8" + ("?lang=en" if lang == "en" else ""))
     answer = problem.answer_json("S")
@@ -550,7 +554,9 @@ def test_a_format_error_points_at_the_cell_at_fault(server, browser, server_inst
     """After a typed entry that is not a number, does the focus land on that
     cell, marked invalid and described by the message, in practice and drill?"""
     database = server_instance / "quizsvc.sqlite3"
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(
+        locale="zh-CN", viewport={"width": 1280, "height": 900}
+    )
     page = context.new_page()
     page.goto(server + "practice/scores/3/8")
     for i, row in enumerate(problems.generate("scores", 8, 3).answer_json("S")):
@@ -590,7 +596,9 @@ def test_explore_says_its_values_and_keeps_its_descriptions_current(server, brow
     label readable on its cell?"""
     from tests.test_a11y_text import contrast, rgb
 
-    context = browser.new_context(viewport={"width": 320, "height": 900})
+    context = browser.new_context(
+        locale="zh-CN", viewport={"width": 320, "height": 900}
+    )
     page = context.new_page()
     page.goto(server + "explore")
     assert page.locator("#explore-d").get_attribute("aria-valuetext") == "d = 64"

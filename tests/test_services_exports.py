@@ -43,6 +43,7 @@ from tests.exportutil import (
     build_class_history,
     export_bank,
 )
+from tests.webutil import in_chinese
 
 BASE = "https://quiz.example/"
 
@@ -479,7 +480,7 @@ def test_a_roster_student_number_that_starts_like_a_formula_is_refused():
     with = + - @ refused at import, by line?"""
     with pytest.raises(RosterError) as caught:
         parse_roster("学号,姓名\n=1+1,甲\n+86,乙\n-A17,丙\n@x,丁\n2026,戊\n")
-    lines = caught.value.problems["en"]
+    lines = [problem.render() for problem in caught.value.problems]
     assert [line.split(":")[0] for line in lines] == [
         "line 2",
         "line 3",
@@ -487,7 +488,7 @@ def test_a_roster_student_number_that_starts_like_a_formula_is_refused():
         "line 5",
     ]
     assert "spreadsheets run as a formula" in lines[0]
-    assert caught.value.problems["zh-CN"][0].startswith("第 2 行：学号 =1+1")
+    assert in_chinese(caught.value.problems[0]).startswith("第 2 行：学号 =1+1")
 
 
 # --- gradebook ------------------------------------------------------------------
