@@ -1,0 +1,314 @@
+"""The class dashboard and the learner's join page, as a browser sees them."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from quizsvc.db import get_session
+from quizsvc.models import Classroom, Membership, Review, RosterEntry, User
+from quizsvc.services.accounts import hash_password
+from quizsvc.services.classes import create_class, join_class
+from quizsvc.services.reviews import record_explanation
+from quizsvc.services.self_assessments import record_self_assessment
+from quizsvc.services.users import create_user
+from tests.factories import PASSWORD, graded_item, make_learner, record, sign_in
+
+
+@pytest.fixture
+def app(page_app):
+    return page_app
+
+
+def make_teacher(app, username: str = "wang") -> int:
+    with app.app_context():
+        session = get_session()
+        user = create_user(
+            session, username, role="teacher", password_hash=hash_password(PASSWORD)
+        )
+        session.commit()
+        return user.id
+
+
+@pytest.fixture
+def classroom(app):
+    """A class taught by wang with learners ana (01) and bo (02); ana has a record."""
+    teacher = make_teacher(app)
+    ana, bo = make_learner(app, "ana"), make_learner(app, "bo")
+    with app.app_context():
+        session = get_session()
+        room = create_class(session, session.get(User, teacher), "高二（3）班")
+        join_class(session, session.get(User, ana), room.join_code,
+                   student_number="01", display_name="安娜")  # fmt: skip
+        join_class(session, session.get(User, bo), room.join_code, student_number="02")
+        session.commit()
+        ids = {"class": room.id, "ana": ana, "bo": bo, "code": room.join_code}
+    scores = graded_item("scores")
+    for days in (4, 3):
+        record(app, ana, scores, False, timedelta(days=days))
+    record(app, ana, scores, False, timedelta(days=2), misconception="no_scale",
+           answer_text="=[1 0]", problem_kind="scores", problem_seed=42,
+           problem_level=1)  # fmt: skip
+    record(app, ana, scores, True, timedelta(days=1), answer_text="[0.7071 0]")
+    record(app, bo, scores, True, timedelta(hours=3))
+    with app.app_context():
+        session = get_session()
+        wrong = session.scalar(
+            select(Review.id).where(Review.misconception.is_not(None))
+        )
+        text = "<script>x</script>忘了缩放"
+        record_explanation(session, session.get(User, ana), wrong, text)
+        record_self_assessment(session, session.get(User, ana), "scores", 3)
+        session.commit()
+    return ids
+
+
+@pytest.fixture
+def teacher(app, classroom):
+    client = app.test_client()
+    sign_in(client, "wang")
+    return client
+
+
+def page(client, url: str, status: int = 200) -> str:
+    response = client.get(url)
+    assert response.status_code == status, response.get_data(as_text=True)[:500]
+    return response.get_data(as_text=True)
+
+
+def count(app, model) -> int:
+    with app.app_context():
+        return get_session().scalar(select(func.count()).select_from(model))
+
+
+# --- creating a class -----------------------------------------------------------
+
+
+def test_a_teacher_creates_a_class_and_sees_its_code(app):
+    make_teacher(app)
+    client = app.test_client()
+    sign_in(client, "wang")
+    html = page(client, "/teacher/")
+    assert "创建班级" in html and 'id="nav-teacher"' in html
+    response = client.post(
+        "/teacher/", data={"name": "一班", "term": "2026 秋", "timezone": "Asia/Tokyo"}
+    )
+    assert response.status_code == 302
+    html = page(client, response.location)
+    code = re.search(r'id="join-code" class="join-code">(\w+)<', html).group(1)
+    assert len(code) == 8 and f"/join/{code}" in html and "Asia/Tokyo" in html
+
+
+def test_a_bad_time_zone_is_refused_with_a_message_and_nothing_written(app):
+    make_teacher(app)
+    client = app.test_client()
+    sign_in(client, "wang")
+    response = client.post("/teacher/", data={"name": "一班", "timezone": "Mars/Base"})
+    assert response.status_code == 400
+    assert "未知的时区" in response.get_data(as_text=True)
+    assert count(app, Classroom) == 0
+
+
+def test_learners_have_no_teaching_link_and_cannot_create(app):
+    make_learner(app, "cy")
+    client = app.test_client()
+    sign_in(client, "cy")
+    assert 'id="nav-teacher"' not in page(client, "/today")
+    assert client.post("/teacher/", data={"name": "x"}).status_code == 403
+
+
+# --- the dashboard pages -----------------------------------------------------------
+
+
+def test_the_overview_lists_learners_with_figures_and_a_heatmap(teacher, classroom):
+    html = page(teacher, f"/teacher/classes/{classroom['class']}")
+    rows = re.findall(r'<tr data-user="(\d+)">', html)
+    assert rows == [str(classroom["ana"]), str(classroom["bo"])]
+    assert "安娜" in html and "概览" in html
+    assert '<svg class="recall-grid"' in html and 'id="heatmap-table"' in html
+    assert f"/api/v1/classes/{classroom['class']}/exports/reviews?format=csv" in html
+
+
+def test_the_overview_sorts_by_the_column_asked_for(teacher, classroom):
+    url = f"/teacher/classes/{classroom['class']}?sort=name&order=desc"
+    rows = re.findall(r'<tr data-user="(\d+)">', page(teacher, url))
+    # Names sort by code point after case folding: "bo" before "安娜".
+    assert rows == [str(classroom["ana"]), str(classroom["bo"])]
+    url = f"/teacher/classes/{classroom['class']}?sort=name&order=asc"
+    rows = re.findall(r'<tr data-user="(\d+)">', page(teacher, url))
+    assert rows == [str(classroom["bo"]), str(classroom["ana"])]
+
+
+def test_a_bad_date_range_is_a_400_with_the_reason(teacher, classroom):
+    html = page(
+        teacher,
+        f"/teacher/classes/{classroom['class']}?from=2026-11-02&to=2026-11-01",
+        400,
+    )
+    assert "开始日期晚于结束日期" in html
+    page(teacher, f"/teacher/classes/{classroom['class']}/items?from=nonsense", 400)
+
+
+def test_misconceptions_show_examples_and_the_practice_permalink(teacher, classroom):
+    html = page(teacher, f"/teacher/classes/{classroom['class']}/misconceptions")
+    assert 'data-misconception="no_scale"' in html and "漏了缩放" in html
+    assert 'href="/practice/scores/1/42"' in html
+    assert "=[1 0]" in html
+
+
+def test_explanations_are_escaped(teacher, classroom):
+    html = page(teacher, f"/teacher/classes/{classroom['class']}/explanations")
+    assert "&lt;script&gt;x&lt;/script&gt;忘了缩放" in html
+    assert "<script>x</script>" not in html
+
+
+def test_items_and_calibration_pages(teacher, classroom):
+    items = page(teacher, f"/teacher/classes/{classroom['class']}/items")
+    assert f'data-item="{graded_item("scores")}"' in items
+    calibration = page(teacher, f"/teacher/classes/{classroom['class']}/calibration")
+    assert 'class="cal-overrated"' in calibration and "高估" in calibration
+
+
+def test_the_learner_page_shows_answers_as_typed(teacher, classroom):
+    url = f"/teacher/classes/{classroom['class']}/learners/{classroom['ana']}"
+    html = page(teacher, url)
+    assert "[0.7071 0]" in html and "忘了缩放" in html
+    assert '<svg class="calendar"' in html
+
+
+def test_english_pages_are_in_english(teacher, classroom):
+    html = page(teacher, f"/teacher/classes/{classroom['class']}?lang=en")
+    assert "Recall now per learner and skill" in html and "概览" not in html
+
+
+# --- settings -------------------------------------------------------------------------
+
+
+def test_rotating_the_code_and_closing_joining(app, teacher, classroom):
+    base = f"/teacher/classes/{classroom['class']}"
+    assert teacher.post(f"{base}/join-code").status_code == 302
+    with app.app_context():
+        room = get_session().get(Classroom, classroom["class"])
+        assert room.join_code != classroom["code"]
+    assert teacher.post(f"{base}/joining", data={"open": "0"}).status_code == 302
+    make_learner(app, "cy")
+    cy = app.test_client()
+    sign_in(cy, "cy")
+    response = cy.post("/join", data={"code": room.join_code})
+    assert response.status_code == 409
+    assert "不接受加入" in response.get_data(as_text=True)
+
+
+def test_removing_a_learner_ends_access(app, teacher, classroom):
+    base = f"/teacher/classes/{classroom['class']}"
+    assert teacher.post(f"{base}/learners/{classroom['bo']}/remove").status_code == 302
+    assert teacher.get(f"{base}/learners/{classroom['bo']}").status_code == 404
+
+
+def test_adding_a_co_teacher(app, teacher, classroom):
+    make_teacher(app, "li")
+    base = f"/teacher/classes/{classroom['class']}"
+    assert teacher.post(f"{base}/teachers", data={"username": "li"}).status_code == 302
+    li = app.test_client()
+    sign_in(li, "li")
+    assert li.get(base).status_code == 200
+    refused = teacher.post(f"{base}/teachers", data={"username": "ana"})
+    assert refused.status_code == 400 and "不是教师账户" in refused.get_data(
+        as_text=True
+    )
+
+
+def upload(client, class_id: int, data: bytes):
+    from io import BytesIO
+
+    return client.post(
+        f"/teacher/classes/{class_id}/roster",
+        data={"roster": (BytesIO(data), "roster.csv")},
+        content_type="multipart/form-data",
+    )
+
+
+def test_a_roster_import_names_learners(app, teacher, classroom):
+    data = "\ufeff学号,姓名\n02,鲍勃\n03,陈\n".encode()
+    response = upload(teacher, classroom["class"], data)
+    assert response.status_code == 302
+    html = page(teacher, f"/teacher/classes/{classroom['class']}")
+    assert "鲍勃" in html  # bo joined as 02 without a name
+    assert count(app, RosterEntry) == 2
+
+
+def test_a_malformed_roster_lists_its_lines_and_writes_nothing(app, teacher, classroom):
+    response = upload(teacher, classroom["class"], "01,甲\n02\n01,乙\n".encode())
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert "第 2 行" in html and "第 3 行" in html
+    assert count(app, RosterEntry) == 0
+
+
+def test_a_ten_thousand_row_roster_is_refused(app, teacher, classroom):
+    rows = "".join(f"{n:06d},学生{n}\n" for n in range(10_000)).encode()
+    response = upload(teacher, classroom["class"], rows)
+    assert response.status_code == 400
+    assert "名单有 10,000 行，最多 2,000 行" in response.get_data(as_text=True)
+    assert count(app, RosterEntry) == 0
+
+
+# --- the learner's side -------------------------------------------------------------
+
+
+@pytest.fixture
+def learner_client(app, classroom):
+    """A learner, cy, who is in no class yet."""
+    make_learner(app, "cy")
+    client = app.test_client()
+    sign_in(client, "cy")
+    return client
+
+
+def test_the_join_link_names_the_class_and_says_what_teachers_see(
+    app, classroom, learner_client
+):
+    html = page(learner_client, f"/join/{classroom['code']}")
+    assert "加入“高二（3）班”" in html
+    assert "老师看不到你的密码" in html and "每一个回答" in html
+
+
+def test_joining_with_number_and_name_then_leaving(app, classroom, learner_client):
+    response = learner_client.post(
+        "/join",
+        data={"code": classroom["code"].lower(), "student_number": "09",
+              "display_name": "小安"},
+    )  # fmt: skip
+    assert response.status_code == 302
+    html = page(learner_client, "/classes")
+    assert "高二（3）班" in html and "09" in html
+    response = learner_client.post(f"/classes/{classroom['class']}/leave")
+    assert response.status_code == 302
+    assert "高二（3）班" not in page(learner_client, "/classes")
+
+
+@pytest.mark.parametrize(
+    ("form", "status", "message"),
+    [
+        ({"code": "ZZZZZZZZ"}, 404, "没有班级使用这个邀请码"),
+        ({"code": ""}, 400, "请输入班级邀请码"),
+        ({"code": "{code}", "display_name": "名" * 129}, 400, "最多 128 个字符"),
+    ],
+)
+def test_bad_joins_are_refused_and_write_nothing(
+    app, classroom, learner_client, form, status, message
+):
+    form = {k: v.format(code=classroom["code"]) for k, v in form.items()}
+    before = count(app, Membership)
+    response = learner_client.post("/join", data=form)
+    assert response.status_code == status
+    assert message in response.get_data(as_text=True)
+    assert count(app, Membership) == before
+
+
+def test_an_unknown_join_link_is_a_calm_404(classroom, learner_client):
+    html = page(learner_client, "/join/NOPE2345", 404)
+    assert "没有班级使用这个邀请码" in html
