@@ -32,7 +32,7 @@ from gunicorn.workers import gasgi
 
 from quizsvc import create_app
 from quizsvc.bank import BankError
-from quizsvc.catalog import sync_into_database
+from quizsvc.bank_source import sync_into_database
 from quizsvc.config import Defaults
 from quizsvc.startup import (
     ENVIRONMENT_ERRORS,

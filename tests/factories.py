@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import openpyxl
 from sqlalchemy.orm import Session
 
-from quizsvc import bank, catalog, scheduling
+from quizsvc import bank, bank_source, scheduling
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, User
 from quizsvc.services.accounts import register
@@ -93,7 +93,7 @@ def sync_real_bank(app) -> None:
         session.commit()
     # The bank read once per run, rather than again by each test's app.
     if not app.config.get("QUESTIONS_PATH"):
-        app.extensions.setdefault(catalog.EXTENSION_KEY, real_bank())
+        app.extensions.setdefault(bank_source.EXTENSION_KEY, real_bank())
 
 
 def graded_item(skill_id: str) -> str:

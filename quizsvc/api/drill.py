@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from quizsvc.api import bp, id_field, json_body, login_required
-from quizsvc.catalog import get_bank
+from quizsvc.bank_source import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.errors import N_, BadRequest, Conflict, Locked, NotFound
 from quizsvc.grading import MISCONCEPTIONS

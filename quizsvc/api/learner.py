@@ -13,7 +13,7 @@ from typing import Any
 from quizsvc import grading
 from quizsvc.api import bp, json_body, login_required
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
-from quizsvc.catalog import get_bank
+from quizsvc.bank_source import get_bank
 from quizsvc.db import get_session, transaction
 from quizsvc.errors import N_, BadRequest
 from quizsvc.http.login import current_db_user

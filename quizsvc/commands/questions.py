@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import click
@@ -206,7 +205,9 @@ def show_command(
             _unknown_id_message(question_id, bank), param_hint="ID"
         )
     if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
+        from quizsvc.problems import fresh_seed
+
+        seed = fresh_seed()
     click.echo(render_question(question, bank, lang, seed))
 
 

@@ -15,7 +15,7 @@ from flask_babel import lazy_gettext as _l
 from flask_login import login_required
 
 from quizsvc.bank import SELF_ASSESSMENT_SCALE
-from quizsvc.catalog import get_bank
+from quizsvc.bank_source import get_bank
 from quizsvc.db import get_session, transaction
 from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user

@@ -12,7 +12,7 @@ from flask_login import login_required
 
 from quizsvc import bank as bank_module
 from quizsvc import grading, problems
-from quizsvc.catalog import get_bank
+from quizsvc.bank_source import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.http.drill import current_drill_step
 from quizsvc.http.errors import message_of, status_of

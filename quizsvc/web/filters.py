@@ -84,7 +84,7 @@ def lang_span(text) -> Markup:
 def typed_answer(text: str | None, item_id: str) -> str:
     """An answer as typed, with a choice's option ids and an ordering's step ids
     shown as the texts the learner picked (ids are never shown to people)."""
-    from quizsvc.catalog import get_bank
+    from quizsvc.bank_source import get_bank
 
     question = get_bank().questions.get(item_id)
     if not text or question is None or question.type not in ("choice", "ordering"):
