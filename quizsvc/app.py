@@ -175,7 +175,7 @@ def register_blueprints(app: Flask) -> None:
         app.register_blueprint(blueprint)
     api.init_app(app)
     # LTI 1.3 (launches from an LMS): its own edge, registered in one call.
-    from quizsvc.lti import views as lti
+    from quizsvc.lti import wiring as lti
 
     lti.init_app(app)
 
