@@ -60,6 +60,13 @@ def outage_of(exc: BaseException) -> Outage | None:
 def _dependency(error: BaseException) -> str | None:
     if isinstance(error, sa.TimeoutError):  # no free pooled connection in time
         return DATABASE
+    if isinstance(error, sa.PendingRollbackError) and "reconnect until invalid" in (
+        str(error)
+    ):
+        # The connection was lost earlier in this request, and that error was
+        # handled (a page drawn in the default language instead of the
+        # learner's): the next use of the session says so.
+        return DATABASE
     if isinstance(error, sa.DBAPIError):
         if error.connection_invalidated:
             return DATABASE
