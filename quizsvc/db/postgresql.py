@@ -96,7 +96,10 @@ def create_postgresql_engine(
 
     @event.listens_for(engine, "do_connect")
     def connect_bounded(dialect, record, cargs, cparams):
-        return BoundedConnection.connect(*cargs, **cparams)
+        connection = BoundedConnection.connect(*cargs, **cparams)
+        # Bounded from its first statement (SQLAlchemy's own set-up queries).
+        connection.answer_timeout = bounds.answer
+        return connection
 
     @event.listens_for(engine, "connect")
     def set_statement_timeout(dbapi_connection, record):
