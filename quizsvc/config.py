@@ -22,6 +22,20 @@ class Defaults:
     # acknowledged answer survives a power cut; NORMAL is faster but may lose
     # the last commits then (never on a mere crash of the server).
     SQLITE_SYNCHRONOUS = "FULL"
+    # Bounded waits on the database (seconds; 0 = no limit), so a database
+    # that hangs fails a request within seconds (503) instead of holding it:
+    # PostgreSQL's connect timeout (whole seconds, at least 2), the wait for a
+    # free pooled connection, and each statement's (the server's
+    # statement_timeout; the client also gives up on a server silent that
+    # long). A migration is not bounded.
+    DATABASE_CONNECT_TIMEOUT = 2
+    DATABASE_POOL_TIMEOUT = 3
+    DATABASE_STATEMENT_TIMEOUT = 3
+    # How long a SQLite writer waits for the write lock before its request
+    # fails with 503; shorter than a client's patience.
+    SQLITE_BUSY_TIMEOUT = 3
+    # The Retry-After (seconds) of a 503 for a dependency that is unavailable.
+    UNAVAILABLE_RETRY_AFTER = 5
 
     # Flask-Limiter: None means "a SQLite file in the instance folder" that every
     # worker of this machine shares (filled in by configure; tests given a dict

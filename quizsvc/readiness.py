@@ -181,7 +181,7 @@ def _check_sqlite(app: Flask, database: str | None) -> Check:
     free_mb = shutil.disk_usage(path.parent).free / 2**20
     details["free_disk_mb"] = round(free_mb, 1)
     # A connection of its own with a short busy timeout, not the app's pool:
-    # the app's writers queue at the writer gate for up to 15 s. Half the
+    # the app's writers queue at the writer gate for SQLITE_BUSY_TIMEOUT. Half the
     # probe's time, so a lock held too long is reported as such, in time.
     timeout = float(app.config["READYZ_TIMEOUT"]) / 2
     connection = sqlite3.connect(path, timeout=timeout, isolation_level=None)

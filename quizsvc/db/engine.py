@@ -1,4 +1,4 @@
-"""Engines: SQLite set up for quizsvc (quizsvc.db.sqlite), PostgreSQL, long reads."""
+"""Engines: SQLite and PostgreSQL set up for quizsvc (their modules), long reads."""
 
 from __future__ import annotations
 
@@ -6,25 +6,39 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
+from quizsvc.db.postgresql import Bounds, create_postgresql_engine
 from quizsvc.db.sqlite import create_sqlite_engine
 from quizsvc.db.transactions import NO_FLUSH_OPTION, READ_ONLY_OPTION
 
 
 def make_engine(
-    url: str, *, sqlite_synchronous: str = "FULL", **options: Any
+    url: str,
+    *,
+    sqlite_synchronous: str = "FULL",
+    sqlite_busy_timeout: float | None = None,
+    bounds: Bounds | None = None,
+    **options: Any,
 ) -> Engine:
-    """Create an engine; SQLite gets WAL, foreign keys, a busy timeout, savepoints."""
+    """Create an engine; SQLite gets WAL, foreign keys, a busy timeout, savepoints.
+
+    PostgreSQL gets `bounds` on its connect, checkout and statement waits
+    (quizsvc.db.postgresql); SQLite's writers give up after
+    `sqlite_busy_timeout` seconds (BUSY_TIMEOUT_SECONDS when None).
+    """
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         return create_sqlite_engine(
-            url, parsed.database, synchronous=sqlite_synchronous, **options
+            url,
+            parsed.database,
+            synchronous=sqlite_synchronous,
+            busy_timeout=sqlite_busy_timeout,
+            **options,
         )
-    options.setdefault("pool_pre_ping", True)
-    engine = create_engine(url, **options)
+    engine = create_postgresql_engine(url, bounds=bounds, **options)
     event.listen(engine, "begin", _postgresql_begin)
     return engine
 

@@ -15,6 +15,7 @@ from flask import Flask
 from sqlalchemy import Connection, Engine, text
 
 from quizsvc.db.engine import is_sqlite
+from quizsvc.db.postgresql import without_statement_timeout
 from quizsvc.db.session import get_engine
 
 # Any constant works: it only has to be the same for every quizsvc process
@@ -59,7 +60,7 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
 
 def run_migrations(engine: Engine, action: Callable[[Any], None]) -> None:
     """Run an Alembic action (given the config) in one transaction on the engine."""
-    with engine.connect() as connection:
+    with engine.connect() as connection, without_statement_timeout(connection):
         sqlite = is_sqlite(connection)
         if sqlite:
             # SQLite's batch migrations copy a table and drop the old one; with

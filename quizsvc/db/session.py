@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from quizsvc.db.engine import is_sqlite, make_engine
+from quizsvc.db.postgresql import Bounds
 from quizsvc.db.transactions import NO_FLUSH_OPTION, end_read_phase, start_read_phase
 
 EXTENSION_KEY = "quizsvc.db"
@@ -24,9 +25,30 @@ def init_app(app: Flask) -> None:
     engine = make_engine(
         app.config["DATABASE_URL"],
         sqlite_synchronous=app.config["SQLITE_SYNCHRONOUS"],
+        sqlite_busy_timeout=_seconds(app.config, "SQLITE_BUSY_TIMEOUT"),
+        bounds=Bounds(
+            connect=_seconds(app.config, "DATABASE_CONNECT_TIMEOUT"),
+            pool=_seconds(app.config, "DATABASE_POOL_TIMEOUT"),
+            statement=_seconds(app.config, "DATABASE_STATEMENT_TIMEOUT"),
+        ),
     )
     app.extensions[EXTENSION_KEY] = sessionmaker(bind=engine, expire_on_commit=False)
     app.teardown_appcontext(_close_session)
+
+
+def _seconds(config: dict, name: str) -> float:
+    """A timeout setting in seconds (0 for none), or a ValueError naming it."""
+    value = config.get(name)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if not 0 <= seconds < 3600:
+        raise ValueError(
+            f"{name} (QUIZSVC_{name}) must be a number of seconds from 0 "
+            f"(no limit) to 3600, not {value!r}"
+        )
+    return seconds
 
 
 def get_engine(app: Flask | None = None) -> Engine:

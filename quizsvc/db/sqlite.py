@@ -28,20 +28,30 @@ SQLITE_SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 
 def create_sqlite_engine(
-    url: str, database: str | None, *, synchronous: str = "FULL", **options: Any
+    url: str,
+    database: str | None,
+    *,
+    synchronous: str = "FULL",
+    busy_timeout: float | None = None,
+    **options: Any,
 ) -> Engine:
-    """Create a SQLite engine with WAL, foreign keys, the writer gate, savepoints."""
+    """Create a SQLite engine with WAL, foreign keys, the writer gate, savepoints.
+
+    A writer waits at most `busy_timeout` seconds for its turn
+    (BUSY_TIMEOUT_SECONDS when None), then fails with "database is locked".
+    """
     synchronous = check_sqlite_synchronous(synchronous)
+    seconds = float(BUSY_TIMEOUT_SECONDS if busy_timeout is None else busy_timeout)
     connect_args = options.setdefault("connect_args", {})
-    connect_args.setdefault("timeout", BUSY_TIMEOUT_SECONDS)
+    connect_args.setdefault("timeout", seconds)
     if database and database != ":memory:":
-        connect_args.setdefault("factory", _gated_connection_class(database))
+        connect_args.setdefault("factory", _gated_connection_class(database, seconds))
     engine = create_engine(url, **options)
     event.listen(
         engine,
         "connect",
         lambda dbapi_connection, record: _sqlite_on_connect(
-            dbapi_connection, record, synchronous
+            dbapi_connection, record, synchronous, seconds
         ),
     )
     event.listen(
@@ -59,7 +69,9 @@ _WRITER_LOCKS: dict[str, threading.Lock] = {}
 _WRITER_LOCKS_GUARD = threading.Lock()
 
 
-def _gated_connection_class(database: str) -> type[sqlite3.Connection]:
+def _gated_connection_class(
+    database: str, busy_timeout: float
+) -> type[sqlite3.Connection]:
     """Make a sqlite3 connection class whose writers queue for their turn, not spin."""
     gate_path = f"{database}-writers"
     with _WRITER_LOCKS_GUARD:
@@ -77,12 +89,12 @@ def _gated_connection_class(database: str) -> type[sqlite3.Connection]:
         _gate_held = False
 
         def enter_writer_gate(self) -> None:
-            if not in_process.acquire(timeout=BUSY_TIMEOUT_SECONDS):
+            if not in_process.acquire(timeout=busy_timeout):
                 raise sqlite3.OperationalError("database is locked")
             try:
                 if self._gate_fd is None:
                     self._gate_fd = os.open(gate_path, os.O_RDWR | os.O_CREAT, 0o600)
-                _flock_within(self._gate_fd, BUSY_TIMEOUT_SECONDS)
+                _flock_within(self._gate_fd, busy_timeout)
             except BaseException:
                 in_process.release()
                 raise
@@ -148,7 +160,9 @@ def check_sqlite_synchronous(value: str) -> str:
     return level
 
 
-def _sqlite_on_connect(dbapi_connection: Any, record: Any, synchronous: str) -> None:
+def _sqlite_on_connect(
+    dbapi_connection: Any, record: Any, synchronous: str, busy_timeout: float
+) -> None:
     # Hand transaction control to SQLAlchemy (see _sqlite_begin): the driver's
     # own implicit BEGIN comes too late and breaks SAVEPOINT.
     dbapi_connection.isolation_level = None
@@ -157,7 +171,7 @@ def _sqlite_on_connect(dbapi_connection: Any, record: Any, synchronous: str) -> 
     # by default in SQLite; the busy timeout makes a second writer wait, not fail.
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_SECONDS * 1000}")
+    cursor.execute(f"PRAGMA busy_timeout={round(busy_timeout * 1000)}")
     # FULL: a commit is on disk (WAL synced) before the answer is acknowledged,
     # so a power cut cannot take it back; NORMAL may lose the last commits.
     cursor.execute(f"PRAGMA synchronous={synchronous}")

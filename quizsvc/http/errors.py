@@ -6,6 +6,12 @@ strict input checks' 400s, a 404 from the URL map, a 405, a 413), Flask-
 Limiter's 429. `message_of(exc)` gives its message in the request's language:
 a msgid from the Babel catalogue, or bilingual content picked with
 quizsvc.text.pick; `status_of` and `code_of` give its status and its code.
+
+An error that shows a dependency unavailable (quizsvc.http.outages: the
+database refusing, hanging past its bound, out of disk; the rate-limit
+counters' storage failing closed) is a 503 with Retry-After, logged as one
+line naming the dependency and the error; anything else unexpected is a 500
+with its traceback. The error page needs neither the database nor Redis.
 """
 
 from __future__ import annotations
@@ -13,14 +19,16 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Flask, current_app, jsonify, render_template, request, url_for
+from flask import Flask, current_app, g, jsonify, render_template, request, url_for
 from flask_babel import gettext
 from flask_babel import lazy_gettext as _l
 from flask_limiter import RateLimitExceeded
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
-from quizsvc.errors import Message, QuizError
+from quizsvc.errors import N_, Message, QuizError, Unavailable
+from quizsvc.http.login import settle_user_for_error_page
+from quizsvc.http.outages import DATABASE, RATE_LIMITS, Outage, outage_of
 from quizsvc.http.requestlog import request_id, route_of_request
 from quizsvc.i18n import current_language
 
@@ -55,6 +63,16 @@ _STATUS_TEXT = {
 _ANY_STATUS = (_l("Error"), _l("The request could not be carried out."))
 # Flask-WTF names the failed check in English ("The CSRF token is missing.").
 _CSRF_REFUSED = _l("The form expired; please submit it again.")
+# What a learner is told when a dependency is unavailable.
+_OUTAGE_MESSAGES = {
+    DATABASE: N_(
+        "The database is not answering right now, so nothing was saved; "
+        "try again in a few seconds."
+    ),
+    RATE_LIMITS: N_(
+        "Signing in is unavailable for a moment; try again in a few seconds."
+    ),
+}
 
 
 class RefusedRequest(HTTPException):
@@ -133,9 +151,15 @@ def messages_of(errors: list[Message]) -> list[str]:
     return [message.render(_translate, lang) for message in errors]
 
 
-def error_response(exc: BaseException):
-    """Answer an error for whoever asked: JSON for API clients, else a page."""
+def error_response(exc: BaseException, *, outage: bool = False):
+    """Answer an error for whoever asked: JSON for API clients, else a page.
+
+    `outage`: the database is what failed, so the page must not ask it again
+    (who is signed in, their language).
+    """
     status = status_of(exc)
+    # Before anything that asks who is signed in (the message's language).
+    settle_user_for_error_page(outage=outage)
     message = message_of(exc)
     # A server error names its request, so a report can be matched to the log.
     reference = request_id() if status >= 500 else None
@@ -149,15 +173,28 @@ def error_response(exc: BaseException):
                 for k, v in exc.response.headers.items()
                 if k.lower() in {"retry-after", "www-authenticate"}
             )
-        return response
-    return render_template(
-        "error.html",
-        status=status,
-        title=_STATUS_TEXT.get(status, _ANY_STATUS)[0],
-        message=message,
-        back=_way_back(),
-        reference=reference,
-    ), status
+    else:
+        response = current_app.make_response(
+            (
+                render_template(
+                    "error.html",
+                    status=status,
+                    title=_STATUS_TEXT.get(status, _ANY_STATUS)[0],
+                    message=message,
+                    back=_way_back(),
+                    reference=reference,
+                ),
+                status,
+            )
+        )
+    if status == 503 and "Retry-After" not in response.headers:
+        response.headers["Retry-After"] = str(
+            int(current_app.config["UNAVAILABLE_RETRY_AFTER"])
+        )
+    if status >= 500:
+        # A passing failure: no cache may keep it in place of the page.
+        response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def _way_back() -> str:
@@ -170,7 +207,10 @@ def _way_back() -> str:
 
 
 def handle_unexpected(exc: Exception):
-    """Log the traceback and answer a plain 500 without leaking it."""
+    """Answer 503 for an unavailable dependency; else log the traceback, 500."""
+    outage = outage_of(exc)
+    if outage is not None:
+        return _unavailable(outage)
     current_app.logger.exception(
         "unhandled error, request %s: %s %s",
         request_id(),
@@ -178,6 +218,14 @@ def handle_unexpected(exc: Exception):
         route_of_request(),
     )
     return error_response(InternalServerError())
+
+
+def _unavailable(outage: Outage):
+    # The request's log line names the dependency and the error: one line,
+    # not a traceback per request for as long as the outage lasts.
+    g.outage = {"dependency": outage.dependency, "error": outage.describe()}
+    refusal = Unavailable(_OUTAGE_MESSAGES.get(outage.dependency))
+    return error_response(refusal, outage=outage.dependency == DATABASE)
 
 
 def init_app(app: Flask) -> None:

@@ -7,8 +7,9 @@ the user; API requests may instead send `Authorization: Bearer <token>`.
 
 from __future__ import annotations
 
-from flask import Flask, g
+from flask import Flask, g, session
 from flask_login import UserMixin, current_user, login_user, logout_user
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from quizsvc.db import begin_reading
@@ -62,8 +63,13 @@ def current_db_user() -> User:
 
 
 def _load_user(session_secret: str) -> LoginUser | None:
-    # Signing in opens the request's read phase: no write lock for it.
-    user = user_for_session(begin_reading(), session_secret)
+    _raise_if_loading_failed()
+    try:
+        # Signing in opens the request's read phase: no write lock for it.
+        user = user_for_session(begin_reading(), session_secret)
+    except SQLAlchemyError as exc:
+        g.user_load_failed = exc
+        raise
     return LoginUser(user, session_secret) if user is not None else None
 
 
@@ -72,11 +78,45 @@ def _load_user_from_request(req) -> LoginUser | None:
     scheme, _, secret = header.partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         return None
-    user = user_for_token(begin_reading(), secret.strip())
+    _raise_if_loading_failed()
+    try:
+        user = user_for_token(begin_reading(), secret.strip())
+    except SQLAlchemyError as exc:
+        g.user_load_failed = exc
+        raise
     if user is None:
         g.bad_token = True
         return None
     return LoginUser(user)
+
+
+def _raise_if_loading_failed() -> None:
+    # Flask-Login tries again at each use of current_user until a load
+    # succeeds; once the database failed this request, each try would wait
+    # out its timeout again. Fail at once, the same way.
+    failed = g.get("user_load_failed")
+    if failed is not None:
+        raise failed
+
+
+def settle_user_for_error_page(*, outage: bool) -> None:
+    """Make sure an error page can be drawn without the database.
+
+    The signed-in user is loaded as usual, unless the database is what failed
+    (`outage`, or loading the user failed earlier in the request): then the
+    page goes on with nobody loaded, and `signed_in_unverified` tells the
+    template that the browser still holds a session.
+    """
+    if "_login_user" in g:
+        return
+    if not outage and g.get("user_load_failed") is None:
+        try:
+            current_user._get_current_object()
+            return
+        except Exception:  # the error page must render whatever failed
+            pass
+    g._login_user = login_manager.anonymous_user()
+    g.signed_in_unverified = bool(session.get("_user_id"))
 
 
 def init_app(app: Flask) -> None:

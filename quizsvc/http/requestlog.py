@@ -9,7 +9,9 @@ response is ready, one JSON line goes to the `quizsvc.requests` logger:
 
 The route is the URL rule (`/drill/result/<int:review_id>`), never the query
 string or the body, so passwords, tokens and answers stay out of the log. A 500
-logs its traceback with the same id, and the error page shows the id.
+logs its traceback with the same id, and the error page shows the id. A 503
+for an unavailable dependency adds `"dependency"` and `"error"` (its class and
+first line) to the request's line instead.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ def _finish(response: Response) -> Response:
                 "status": response.status_code,
                 "duration_ms": round(duration * 1000, 1),
                 "user_id": _user_id(),
+                # A 503 for an unavailable dependency: which one, and how it failed.
+                **g.get("outage", {}),
             }
         )
     )

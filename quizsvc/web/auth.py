@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 from flask import (
     Blueprint,
     flash,
+    g,
     redirect,
     render_template,
     request,
@@ -137,4 +138,9 @@ def logout():
 
 @bp.app_context_processor
 def inject_user():
-    return {"signed_in": current_user.is_authenticated}
+    # A browser whose session could not be checked (the database is down)
+    # still sees its own navigation on the error page.
+    return {
+        "signed_in": current_user.is_authenticated
+        or bool(g.get("signed_in_unverified"))
+    }

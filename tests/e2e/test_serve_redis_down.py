@@ -142,9 +142,16 @@ def test_fail_closed_refuses_sign_in_while_redis_is_down(tmp_path, monkeypatch):
         try:
             register(base, "xiaoming")
             redis.stop()
-            status, took = api_sign_in(base, "xiaoming")
-            assert status >= 500
-            assert took < 5
+            response = httpx.post(
+                base + "api/v1/auth/login",
+                json={"username": "xiaoming", "password": PASSWORD},
+                timeout=30,
+            )
+            # Unavailable for now, not a bug: 503, when to retry, in zh-CN.
+            assert response.status_code == 503, response.text
+            assert int(response.headers["Retry-After"]) > 0
+            assert response.json()["message"] == "登录暂时不可用，请过几秒再试。"
+            assert response.elapsed.total_seconds() < 5
             status, body = readyz(base)
             assert status == 503
             assert body["checks"]["rate_limits"]["status"] == "error"
