@@ -23,8 +23,8 @@ from sqlalchemy import exc as sa
 
 from quizsvc import db
 from quizsvc.http.outages import DATABASE, RATE_LIMITS, outage_of
-from tests.faults import silent_listener
-from tests.learnerutil import sync_real_bank
+from tests.factories import sync_real_bank
+from tests.fixtures.faults import silent_listener
 
 CJK = re.compile("[\u4e00-\u9fff]")
 
@@ -236,7 +236,7 @@ def test_a_statement_the_server_does_not_answer_in_time_fails_within_the_bound()
     from sqlalchemy.pool import NullPool
 
     from quizsvc.db.postgresql import Bounds
-    from tests.conftest import postgres_base_url
+    from tests.fixtures.databases import postgres_base_url
 
     engine = db.make_engine(
         postgres_base_url(), bounds=Bounds(statement=1), poolclass=NullPool
