@@ -41,7 +41,7 @@ LAZY_COMMANDS = {
     ),
     "fsrs": (
         "quizsvc.commands.fsrs:fsrs_group",
-        "Fit per-learner FSRS parameters and evaluate schedulers on review logs.",
+        "Fit FSRS parameters (learners, class priors) and evaluate schedulers.",
     ),
     "lti": (
         "quizsvc.commands.lti:lti_group",
