@@ -111,7 +111,10 @@ def optimize_command(
             raise click.BadParameter(f"no learner {username!r}", param_hint="--learner")
         user_ids = [user.id]
     else:
-        for class_id in session.scalars(select(Classroom.id).order_by(Classroom.id)):
+        # A list first: each class commits on its own, and a commit must not
+        # cut the result this loop reads.
+        class_ids = list(session.scalars(select(Classroom.id).order_by(Classroom.id)))
+        for class_id in class_ids:
             with transaction() as session:
                 classroom = session.get(Classroom, class_id)
                 click.echo(fit_class_prior(session, classroom, seeds=seeds).line())

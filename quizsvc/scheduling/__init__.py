@@ -22,9 +22,12 @@ concern, every name importable from `quizsvc.scheduling` as before:
   `retrievability_at` (from last-review times) and `retrievability_many` (from
   elapsed days), NumPy, equal to py-fsrs `Scheduler.get_card_retrievability`
   card by card.
-- `evaluation`: `evaluate_models` splits a review log by time and scores FSRS
-  with the default parameters, FSRS with parameters fitted on the earlier part,
-  and Anki's SM-2 (`sm2_intervals`) by log loss and RMSE(bins).
+- `evaluation`: review logs (`parse_review_log`, `Histories`) and Anki's SM-2
+  (`sm2_intervals`, `sm2_predictions`) as a baseline.
+- FSRS parameters (docs/scheduling.md): `fitting` (seeded fsrs-rs fits, their
+  mean, blends), `metrics` (log loss, RMSE(bins), AUC, the card-clustered
+  bootstrap), `comparison` (rolling and 80/20 evaluation of every method, the
+  adoption rule), `cold_start` (class prior vs defaults for new learners).
 """
 
 from quizsvc.scheduling.cards import (
@@ -69,18 +72,12 @@ from quizsvc.scheduling.evaluation import (
     SM2_LEARNING_STEPS,
     SM2_MINIMUM_EASE,
     SM2_RELEARNING_STEPS,
-    Evaluation,
     Histories,
     LoggedReview,
-    Metrics,
     _Sm2,
     _sm2_step,
     _Target,
-    evaluate_models,
-    fit_parameters,
-    fsrs_predictions,
     parse_review_log,
-    score_predictions,
     sm2_intervals,
     sm2_predictions,
 )
@@ -109,7 +106,6 @@ __all__ = [
     "DEFAULT_DESIRED_RETENTION",
     "DEFAULT_PARAMETERS",
     "DueCard",
-    "Evaluation",
     "GradedAnswer",
     "Histories",
     "LEARNING_STEPS",
@@ -119,7 +115,6 @@ __all__ = [
     "MAXIMUM_INTERVAL_DAYS",
     "MIN_REVIEWS_TO_OPTIMIZE",
     "MIN_TIMED_ANSWERS",
-    "Metrics",
     "NewItem",
     "QueueEntry",
     "RECALL_CHOICES",
@@ -147,9 +142,6 @@ __all__ = [
     "check_parameters",
     "decay_of",
     "elapsed_days",
-    "evaluate_models",
-    "fit_parameters",
-    "fsrs_predictions",
     "fuzz_interval_days",
     "fuzz_seed",
     "introduction_order",
@@ -162,7 +154,6 @@ __all__ = [
     "retrievability_at",
     "retrievability_many",
     "review_card",
-    "score_predictions",
     "sm2_intervals",
     "sm2_predictions",
     "spread_skills",

@@ -1,9 +1,11 @@
-"""Evaluating schedulers on a review log.
+"""Review logs as the evaluation reads them, and Anki's SM-2 as a baseline.
 
-`evaluate_models` splits a review log by time and scores FSRS with the default
-parameters, FSRS with parameters fitted on the earlier part (fsrs-rs-python,
-imported only when fitting), and Anki's SM-2 (`sm2_intervals`) by log loss and
-RMSE(bins).
+`parse_review_log` reads a CSV log; `Histories` groups it by card with the
+whole-day gaps and names the reviews a model must predict (`targets`) and the
+time an 80/20 split cuts at; `_fsrs_items` turns them into fsrs-rs training
+items (fsrs-rs-python, imported only when fitting); `sm2_predictions` predicts
+recall from Anki's SM-2 intervals. quizsvc.scheduling.comparison scores the
+models.
 """
 
 from __future__ import annotations
@@ -19,12 +21,9 @@ from typing import Literal
 import numpy as np
 
 from quizsvc.scheduling.cards import (
-    DEFAULT_PARAMETERS,
     MAXIMUM_INTERVAL_DAYS,
     _as_utc,
-    check_parameters,
 )
-from quizsvc.scheduling.retrievability import decay_of, retrievability_many
 
 # Below this many reviews a learner is not fitted (the class prior or the
 # defaults schedule them). On the dev log, the rolling evaluation of a
@@ -85,15 +84,6 @@ def parse_review_log(lines: Iterable[str]) -> list[LoggedReview]:
     if not log:
         raise ValueError("the review log has no rows")
     return log
-
-
-@dataclass(frozen=True)
-class Metrics:
-    """How well predicted recall probabilities match what happened."""
-
-    log_loss: float
-    rmse_bins: float
-    count: int
 
 
 @dataclass(frozen=True)
@@ -184,38 +174,6 @@ def _fsrs_items(histories: Histories, before: datetime | None) -> list:
     return [item for _, item in items]
 
 
-def fit_parameters(
-    histories: Histories, before: datetime | None = None
-) -> tuple[float, ...]:
-    """Fit FSRS-6 parameters (fsrs-rs, no torch) on targets reviewed before a time."""
-    from fsrs_rs_python import FSRS
-
-    items = _fsrs_items(histories, before)
-    if not items:
-        raise ValueError("no reviews a day or more apart to fit parameters on")
-    fitted = FSRS(list(DEFAULT_PARAMETERS)).compute_parameters(items)
-    return check_parameters(fitted)
-
-
-def fsrs_predictions(
-    histories: Histories, targets: Sequence[_Target], parameters: Sequence[float]
-) -> np.ndarray:
-    """Predict recall of each target from the memory state before it (FSRS-6)."""
-    from fsrs_rs_python import FSRS, FSRSItem, FSRSReview
-
-    model = FSRS(list(parameters))
-    stabilities: dict[int | str, list[float]] = {}
-    for card_id in {t.card_id for t in targets}:
-        rows, gaps = histories.reviews[card_id], histories.days[card_id]
-        item = FSRSItem([FSRSReview(r.rating, gaps[i]) for i, r in enumerate(rows)])
-        stabilities[card_id] = [
-            s.stability for s in model.historical_memory_states(item)
-        ]
-    stability = np.array([stabilities[t.card_id][t.index - 1] for t in targets])
-    days = np.array([t.days for t in targets], dtype=float)
-    return retrievability_many(stability, days, decay_of(parameters))
-
-
 @dataclass
 class _Sm2:
     phase: Literal["learning", "review", "relearning"] = "learning"
@@ -304,70 +262,3 @@ def sm2_predictions(histories: Histories, targets: Sequence[_Target]) -> np.ndar
     )
     days = np.array([t.days for t in targets], dtype=float)
     return 0.9 ** (days / scheduled)
-
-
-def _calibration_bin(p: np.ndarray, bins: int = 20) -> np.ndarray:
-    # fsrs-rs's bins: finer near 1, where most predictions of a good model fall.
-    binned = np.floor(np.exp(p * np.log(bins + 1))) - 1
-    return np.clip(binned, 0, bins - 1).astype(int)
-
-
-def score_predictions(predicted: np.ndarray, recalled: np.ndarray) -> Metrics:
-    """Score predictions by log loss and RMSE(bins), as fsrs-rs evaluates them."""
-    p = np.clip(np.asarray(predicted, dtype=float), 1e-6, 1 - 1e-6)
-    y = np.asarray(recalled, dtype=float)
-    if p.shape != y.shape or p.size == 0:
-        raise ValueError("need as many predictions as outcomes, at least one")
-    log_loss = float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
-    bins = _calibration_bin(p)
-    counts = np.bincount(bins, minlength=20).astype(float)
-    mean_p = np.bincount(bins, weights=p, minlength=20)
-    mean_y = np.bincount(bins, weights=y, minlength=20)
-    used = counts > 0
-    squared = (mean_p[used] / counts[used] - mean_y[used] / counts[used]) ** 2
-    rmse = float(np.sqrt(np.sum(squared * counts[used]) / np.sum(counts[used])))
-    return Metrics(log_loss, rmse, int(p.size))
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """Scores of several models on the latest part of a review log."""
-
-    cutoff: datetime
-    # Reviews before the cutoff: what a fit may learn from.
-    train_count: int
-    scores: dict[str, Metrics]
-    fitted_parameters: tuple[float, ...] | None = None
-
-
-def evaluate_models(
-    histories: Histories,
-    *,
-    test_fraction: float = 0.2,
-    parameters: Mapping[str, Sequence[float]] | None = None,
-    fit: bool = True,
-    sm2: bool = True,
-) -> Evaluation:
-    """Split a log by time and score models on the later part.
-
-    `parameters` names FSRS parameter sets to score (default: {"default": the
-    FSRS-6 defaults}); with `fit`, parameters fitted on the earlier part are
-    scored as "fitted"; with `sm2`, Anki's SM-2 as "SM-2".
-    """
-    cutoff = histories.cutoff(test_fraction)
-    targets = histories.targets()
-    test = [t for t in targets if t.reviewed_at >= cutoff]
-    recalled = np.array([t.recalled for t in test], dtype=float)
-    named = (
-        dict(parameters) if parameters is not None else {"default": DEFAULT_PARAMETERS}
-    )
-    fitted = fit_parameters(histories, before=cutoff) if fit else None
-    if fitted is not None:
-        named["fitted"] = fitted
-    scores = {
-        name: score_predictions(fsrs_predictions(histories, test, values), recalled)
-        for name, values in named.items()
-    }
-    if sm2:
-        scores["SM-2"] = score_predictions(sm2_predictions(histories, test), recalled)
-    return Evaluation(cutoff, histories.count_before(cutoff), scores, fitted)
