@@ -83,12 +83,16 @@ TESTS = {
     ],
     "scheduling": [
         "test_scheduling",
+        "test_fsrs_evaluation",
         "test_pinned_core",
         "test_services_queue",
         "test_services_reviews",
         "test_fsrs",
         "test_insights",
     ],
+    "class_priors": ["test_fsrs"],
+    "parameters": ["test_fsrs", "test_web_fsrs"],
+    "optimization": ["test_fsrs"],
     "web": ["test_lab", "test_api_practice", "test_web_practice"],
     "drill": [
         "test_pinned_services",
@@ -341,6 +345,17 @@ MUTANTS = [
     M("Q9", "services/queue.py", "totals[row.lesson_id] += 1", "pass"),
     M("Q10", "services/queue.py", "            Card.user_id == user.id,\n", ""),
     M("Q11", "services/queue.py", ".outerjoin(Card, and_(Card.item_id == Item.id, Card.user_id == user.id))", ".outerjoin(Card, Card.item_id == Item.id)"),
+    # --- issue 25: the adoption gate, blends, metrics, the sharing rule -----------
+    M("F1", "scheduling/comparison.py", "if high < -ADOPTION_MARGIN:", "if low < -ADOPTION_MARGIN:"),
+    M("F2", "scheduling/comparison.py", "best = min(present, key=lambda name: scores[name].log_loss)", "best = max(present, key=lambda name: scores[name].log_loss)"),
+    M("F3", "scheduling/fitting.py", "return check_parameters(weight * a + (1.0 - weight) * b)", "return check_parameters(weight * b + (1.0 - weight) * a)"),
+    M("F4", "scheduling/metrics.py", "average_rank = ends - (counts - 1) / 2.0", "average_rank = ends"),
+    M("F5", "scheduling/metrics.py", "picks = rng.integers(0, sums.size, size=(draws, sums.size))", "picks = np.tile(np.arange(sums.size), (draws, 1))"),
+    M("F6", "scheduling/comparison.py", "week = tuple(t for t in targets if cutoff <= t.reviewed_at < cutoff + step)", "week = tuple(t for t in targets if t.reviewed_at < cutoff + step)"),
+    M("F7", "services/class_priors.py", ".where(Review.reviewed_at >= Membership.joined_at)", ""),
+    M("F8", "services/class_priors.py", "& (Membership.role == \"learner\"),\n        )\n        .where(", ",\n        )\n        .where("),
+    M("F9", "services/parameters.py", "literal(0).label(\"source\")", "literal(2).label(\"source\")"),
+    M("F10", "services/optimization.py", "if count < min_reviews:", "if count < 1:"),
 ]
 # fmt: on
 

@@ -124,7 +124,20 @@ def plan_learner(
             user.id, user.username, "adopted", count, comparison, prior, adopted, None
         )
     items = training_items(histories)
-    fitted = average_parameters([fitter(items, seed) for seed in seeds])
+    try:
+        fitted = average_parameters([fitter(items, seed) for seed in seeds])
+    except ValueError:
+        # The weekly refits fitted but the whole history did not: keep.
+        return Plan(
+            user.id,
+            user.username,
+            "kept",
+            count,
+            comparison,
+            None,
+            adopted,
+            target_name,
+        )
     parameters = blend_parameters(fitted, target, FIT_WEIGHT[adopted])
     return Plan(
         user.id,
@@ -158,11 +171,9 @@ def apply_plan(
     default = comparison.scores["default"]
     interval = score.delta_log_loss_ci if score is not None else None
     adopted = plan.status == "adopted"
-    reason = (
-        comparison.reason
-        if not adopted
-        else f"rolling evaluation over {comparison.segments} weeks"
-    )
+    reason = comparison.reason
+    if not adopted and comparison.adopted != "default":
+        reason = "fsrs-rs could not fit the whole history"
     # An adopted row's parameters schedule the learner from now on; a kept
     # attempt fitted nothing on the whole history and stores none.
     parameters = plan.parameters or ()
