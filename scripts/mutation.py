@@ -422,6 +422,7 @@ KILLERS = {
     "B15": "tests/test_bank_check.py::test_right_spellings_pass_and_near_misses_fail",
     "B16": "tests/test_bank_check.py::test_right_spellings_pass_and_near_misses_fail",
     "S2": "tests/test_scheduling.py::test_lapses_count_forgotten_reviews_only",
+    "S14": "tests/test_fsrs_evaluation.py::test_the_80_20_split_predicts_the_latest_fifth",
     "S3": "tests/test_scheduling.py::test_vectorized_retrievability_agrees_with_py_fsrs",
     "S4": "tests/test_scheduling.py::test_vectorized_retrievability_agrees_with_py_fsrs",
     "S5": "tests/test_scheduling.py::test_graded_answers_are_rated_by_the_policy[answer4-1000-5000.0-2]",

@@ -164,6 +164,17 @@ def test_rolling_segments_are_weeks_from_the_median_review(forgetful_log):
     assert comparison.rolling_segments(histories, start)[0].cutoff == start
 
 
+def test_the_80_20_split_predicts_the_latest_fifth(forgetful_log):
+    """Does the 80/20 split predict the latest fifth of the targets, no more?"""
+    histories = scheduling.Histories.from_log(forgetful_log)
+    targets = histories.targets()
+    (segment,) = comparison.split_segments(histories)
+    assert len(segment.targets) == pytest.approx(0.2 * len(targets), abs=2)
+    latest = max(t.reviewed_at for t in targets)
+    assert all(t.reviewed_at >= segment.cutoff for t in segment.targets)
+    assert max(t.reviewed_at for t in segment.targets) == latest
+
+
 def test_a_comparison_is_the_same_for_the_same_seeds(forgetful_log):
     """Given a seed set, are every score, interval and verdict reproduced exactly?"""
     histories = scheduling.Histories.from_log(forgetful_log)
