@@ -433,7 +433,6 @@ KILLERS = {
     "S10": "tests/test_scheduling.py::test_due_reviews_come_first_least_remembered_first",
     "S11": "tests/test_scheduling.py::test_spreading_leaves_an_already_spread_queue_alone",
     "S12": "tests/test_scheduling.py::test_new_items_follow_lesson_prerequisites_and_skill_order",
-    "S14": "tests/test_fsrs.py::test_parameters_that_predict_better_are_adopted_and_reschedule[sqlite]",
     "PR1": "tests/test_problems.py::test_the_same_kind_seed_and_level_give_the_same_problem",
     "PR2": "tests/test_problems.py::test_every_buggy_pipeline_is_the_engine_run_the_buggy_way",
     "PR3": "tests/test_problems.py::test_every_buggy_pipeline_is_the_engine_run_the_buggy_way",

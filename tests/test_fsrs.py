@@ -12,11 +12,11 @@ import fsrs
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from quizsvc import scheduling
 from quizsvc.cli import main
-from quizsvc.models import Card, FsrsParameters, Review
+from quizsvc.models import Card, FsrsParameters, Membership, Review
 from quizsvc.scheduling.fitting import SEEDS
 from quizsvc.services import class_priors
 from quizsvc.services.bank_sync import sync_bank
@@ -400,7 +400,13 @@ def class_of_three(db_session, many_items):
         items = many_items[index * 20 : index * 20 + 20]
         simulate_learner(db_session, user, items, true_parameters=FORGETFUL, seed=index)
         learners.append(user)
-    # The teacher drills too, and so does someone outside the class.
+    # The teacher drills too (a member since long before), and so does
+    # someone outside the class.
+    db_session.execute(
+        update(Membership)
+        .where(Membership.user_id == teacher.id)
+        .values(joined_at=T0 - timedelta(days=400))
+    )
     simulate_learner(db_session, teacher, many_items[60:70], true_parameters=FORGETFUL)
     outsider = create_user(db_session, "outsider", now=T0)
     simulate_learner(db_session, outsider, many_items[70:80], true_parameters=FORGETFUL)
