@@ -19,7 +19,7 @@ from quizsvc import create_app
 
 # Feature commands live in quizsvc/commands/<feature>.py. Each name maps to
 # where its command is and its short help, which `quizsvc --help` shows
-# without importing it (tests/test_cli.py checks the two agree).
+# without importing it (tests/cli/test_cli.py checks the two agree).
 LAZY_COMMANDS = {
     "check": (
         "quizsvc.commands.problems:check_command",
@@ -41,7 +41,7 @@ LAZY_COMMANDS = {
     ),
     "fsrs": (
         "quizsvc.commands.fsrs:fsrs_group",
-        "Fit per-learner FSRS parameters and evaluate schedulers on review logs.",
+        "Fit FSRS parameters (learners, class priors) and evaluate schedulers.",
     ),
     "lti": (
         "quizsvc.commands.lti:lti_group",

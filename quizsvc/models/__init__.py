@@ -1,7 +1,7 @@
 """The database schema: SQLAlchemy 2 typed ORM models.
 
 Every change to these classes needs an Alembic revision in `migrations/versions/`
-(tests/test_migrations.py fails when the two drift apart).
+(tests/services/test_migrations.py fails when the two drift apart).
 
 Conventions:
 - Timestamps are `UTCDateTime`: stored as UTC, returned timezone-aware in UTC; a
@@ -502,14 +502,42 @@ class FsrsParameters(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    # Empty for an attempt that was not adopted (nothing was fitted to keep).
     parameters: Mapped[list[float]] = mapped_column(JSON)
     fitted_at: Mapped[datetime]
     # How many of the learner's reviews the fit saw.
     review_count: Mapped[int]
-    # Log loss on the learner's most recent reviews, which the fit did not see.
+    # Log loss of the defaults and of the candidate on the learner's reviews,
+    # each week predicted from the weeks before it (rolling evaluation; the
+    # latest fifth of reviews in rows older than revision 0009).
     log_loss_current: Mapped[float | None]
     log_loss_fitted: Mapped[float | None]
     adopted: Mapped[bool]
+    # Which procedure this is (`fit_seeds`, `blend_0.5`, `class_prior`, …; see
+    # quizsvc.scheduling.comparison), what it was blended toward (`default` or
+    # `class_prior`), the 95% interval of its rolling log loss minus the
+    # defaults', and why it was or was not adopted. Empty for older rows.
+    method: Mapped[str | None] = mapped_column(String(32))
+    blend_target: Mapped[str | None] = mapped_column(String(16))
+    delta_log_loss_low: Mapped[float | None]
+    delta_log_loss_high: Mapped[float | None]
+    reason: Mapped[str | None] = mapped_column(Text)
+
+
+class ClassParameters(Base):
+    """FSRS parameters pooled over a class's shared histories (a history; the
+    latest is the class prior)."""
+
+    __tablename__ = "class_parameters"
+    __table_args__ = (Index(None, "class_id", "fitted_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"))
+    parameters: Mapped[list[float]] = mapped_column(JSON)
+    fitted_at: Mapped[datetime]
+    # How many reviews, of how many learners, the pooled fit saw.
+    review_count: Mapped[int]
+    learner_count: Mapped[int]
 
 
 class OpenItem(Base):

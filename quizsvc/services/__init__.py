@@ -35,10 +35,16 @@ the JSON error contract and whose message is a msgid the edges translate.
 - progress: `card_retrievability(session, user_ids, now=None) -> CardRetrievability`
   (parallel arrays for a whole class), `skill_progress(session, user, now=None)
   -> list[SkillProgress]` (mean recall and latest self-rating per skill).
-- parameters: `current_parameters(session, user) -> tuple[float, ...]`,
-  `learner_histories(session, user) -> scheduling.Histories`,
-  `optimize_learner(session, user, *, now=None, min_reviews=400)
-  -> OptimizationResult`, `reschedule_learner(session, user, parameters) -> int`.
+- parameters: `current_parameters(session, user) -> tuple[float, ...]` (own
+  adopted fit, else class prior, else defaults), `scheduled_by(session, user)
+  -> ScheduledBy`, `learner_histories(session, user) -> scheduling.Histories`,
+  `reschedule_learner(session, user, parameters) -> int`.
+- optimization: `plan_learner(session, user, ...) -> Plan` (reads only),
+  `apply_plan(session, user, plan, *, now=None) -> OptimizationResult`,
+  `optimize_learner` (both), `needs_optimizing(session, user) -> bool`.
+- class_priors: `fit_class_prior(session, classroom, *, now=None)
+  -> ClassPriorResult`, `shared_reviews(class_id)` (the sharing rule),
+  `latest_class_prior(session, class_id)`, `learner_class_prior(session, user)`.
 - classes: `class_for_teacher(session, user, class_id) -> Classroom | None` (the
   access rule: teachers of the class and admins), `class_learners(session,
   classroom) -> list[Membership]`, `create_class`, `join_class`, `leave_class`,

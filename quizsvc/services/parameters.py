@@ -1,80 +1,125 @@
-"""Per-learner FSRS parameters: the current set, optimization and rescheduling.
+"""Per-learner FSRS parameters: which set schedules a learner, and rescheduling.
 
-`optimize_learner` fits FSRS-6 parameters (fsrs-rs-python) on a learner's
-earlier reviews and scores them against the current parameters on the most
-recent ones (a time-ordered split). Better fits are adopted, and the learner's
-cards are rescheduled by replaying their review logs with the new parameters;
-every attempt, adopted or not, is kept in `fsrs_parameters`.
+A learner is scheduled by, in order: their latest adopted parameters (their
+own fit, or their class's prior adopted for them by `quizsvc fsrs optimize`,
+see quizsvc.services.optimization), else the prior of a class they learn in
+(quizsvc.services.class_priors), else the FSRS-6 defaults. `scheduled_by` says
+which, since when and on how many reviews, with the measured gain.
+`reschedule_learner` replays every card of a learner with new parameters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import groupby
 from typing import Literal
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, literal, select, union_all, update
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
-from quizsvc.models import Card, FsrsParameters, Review, User
+from quizsvc.models import (
+    Card,
+    ClassParameters,
+    FsrsParameters,
+    Membership,
+    Review,
+    User,
+)
 from quizsvc.services import resolve_now
+from quizsvc.services.class_priors import learner_class_prior
 from quizsvc.services.settings import load_settings
 
-# Score the fit on the learner's latest fifth of reviews, which it did not see.
-TEST_FRACTION = 0.2
-
-
 # Built once: every drill step runs it, and building a statement (and its
-# cache key) costs several times what SQLite takes to run it.
-_ADOPTED_PARAMETERS = (
-    select(FsrsParameters.parameters)
-    .where(
-        FsrsParameters.user_id == bindparam("user_id"),
-        FsrsParameters.adopted.is_(True),
+# cache key) costs several times what SQLite takes to run it. One statement
+# for both sources, so a learner without parameters of their own costs no
+# second round trip: their adopted rows first, then their classes' priors.
+_OWN = select(
+    FsrsParameters.parameters.label("parameters"),
+    literal(0).label("source"),
+    FsrsParameters.fitted_at.label("fitted_at"),
+    FsrsParameters.id.label("id"),
+).where(
+    FsrsParameters.user_id == bindparam("user_id"),
+    FsrsParameters.adopted.is_(True),
+)
+_PRIOR = select(
+    ClassParameters.parameters.label("parameters"),
+    literal(1).label("source"),
+    ClassParameters.fitted_at.label("fitted_at"),
+    ClassParameters.id.label("id"),
+).join(
+    Membership,
+    (Membership.class_id == ClassParameters.class_id)
+    & (Membership.user_id == bindparam("user_id"))
+    & (Membership.role == "learner"),
+)
+_SCHEDULING_PARAMETERS = union_all(_OWN, _PRIOR).subquery()
+_CURRENT_PARAMETERS = (
+    select(_SCHEDULING_PARAMETERS.c.parameters)
+    .order_by(
+        _SCHEDULING_PARAMETERS.c.source,
+        _SCHEDULING_PARAMETERS.c.fitted_at.desc(),
+        _SCHEDULING_PARAMETERS.c.id.desc(),
     )
-    .order_by(FsrsParameters.fitted_at.desc(), FsrsParameters.id.desc())
     .limit(1)
 )
 
 
 def current_parameters(session: Session, user: User) -> tuple[float, ...]:
-    """Return the learner's adopted FSRS parameters, or the FSRS-6 defaults."""
-    stored = session.scalar(_ADOPTED_PARAMETERS, {"user_id": user.id})
+    """Return the parameters that schedule the learner (see the module docstring)."""
+    stored = session.scalar(_CURRENT_PARAMETERS, {"user_id": user.id})
     return tuple(stored) if stored else scheduling.DEFAULT_PARAMETERS
 
 
 @dataclass(frozen=True)
-class OptimizationResult:
-    """What optimizing one learner's parameters found and did."""
+class ScheduledBy:
+    """Which parameters schedule a learner, and what they were measured to gain."""
 
-    username: str
-    status: Literal["adopted", "kept", "not_enough_reviews"]
-    review_count: int
-    log_loss_current: float | None = None
-    log_loss_fitted: float | None = None
-    parameters: tuple[float, ...] | None = None
-    rescheduled_cards: int = 0
+    kind: Literal["default", "class_prior", "own_fit"]
+    # When the parameters were fitted, and on how many reviews.
+    since: datetime | None = None
+    review_count: int | None = None
+    class_name: str | None = None
+    # The rolling log loss minus the defaults' (negative is better), with its
+    # 95% interval; None when not measured on this learner's own reviews.
+    gain: float | None = None
+    gain_low: float | None = None
+    gain_high: float | None = None
+    method: str | None = None
 
-    def line(self) -> str:
-        """A one-line summary for the command line."""
-        if self.status == "not_enough_reviews":
-            return (
-                f"{self.username}: {self.review_count} reviews, not enough to fit "
-                "parameters yet"
-            )
-        verdict = (
-            f"adopted, {self.rescheduled_cards} cards rescheduled"
-            if self.status == "adopted"
-            else "kept the current parameters"
+
+def scheduled_by(session: Session, user: User) -> ScheduledBy:
+    """Say which parameters schedule the learner, since when, and the gain."""
+    adopted = session.scalar(
+        select(FsrsParameters)
+        .where(FsrsParameters.user_id == user.id, FsrsParameters.adopted.is_(True))
+        .order_by(FsrsParameters.fitted_at.desc(), FsrsParameters.id.desc())
+        .limit(1)
+    )
+    if adopted is not None:
+        gain = None
+        if adopted.log_loss_fitted is not None and adopted.log_loss_current is not None:
+            gain = adopted.log_loss_fitted - adopted.log_loss_current
+        return ScheduledBy(
+            "class_prior" if adopted.method == "class_prior" else "own_fit",
+            adopted.fitted_at,
+            adopted.review_count,
+            None,
+            gain,
+            adopted.delta_log_loss_low,
+            adopted.delta_log_loss_high,
+            adopted.method,
         )
-        return (
-            f"{self.username}: {self.review_count} reviews, log loss on the latest "
-            f"reviews: current {self.log_loss_current:.4f}, fitted "
-            f"{self.log_loss_fitted:.4f} → {verdict}"
+    prior = learner_class_prior(session, user)
+    if prior is not None:
+        stored, classroom = prior
+        return ScheduledBy(
+            "class_prior", stored.fitted_at, stored.review_count, classroom.name
         )
+    return ScheduledBy("default")
 
 
 def learner_histories(session: Session, user: User) -> scheduling.Histories:
@@ -87,60 +132,6 @@ def learner_histories(session: Session, user: User) -> scheduling.Histories:
     return scheduling.Histories.from_log(
         scheduling.LoggedReview(card_id, reviewed_at, rating)
         for card_id, reviewed_at, rating in rows
-    )
-
-
-def optimize_learner(
-    session: Session,
-    user: User,
-    *,
-    now: datetime | None = None,
-    min_reviews: int = scheduling.MIN_REVIEWS_TO_OPTIMIZE,
-    fit: Callable[..., tuple[float, ...]] = scheduling.fit_parameters,
-) -> OptimizationResult:
-    """Fit parameters for one learner; adopt them only if they predict better."""
-    now = resolve_now(now)
-    histories = learner_histories(session, user)
-    count = histories.count
-    try:
-        if count < min_reviews:
-            raise ValueError("too few reviews")
-        cutoff = histories.cutoff(TEST_FRACTION)
-    except ValueError:
-        return OptimizationResult(user.username, "not_enough_reviews", count)
-    current = current_parameters(session, user)
-    fitted = scheduling.check_parameters(fit(histories, before=cutoff))
-    evaluation = scheduling.evaluate_models(
-        histories,
-        test_fraction=TEST_FRACTION,
-        parameters={"current": current, "fitted": fitted},
-        fit=False,
-        sm2=False,
-    )
-    loss_current = evaluation.scores["current"].log_loss
-    loss_fitted = evaluation.scores["fitted"].log_loss
-    adopted = loss_fitted < loss_current
-    session.add(
-        FsrsParameters(
-            user_id=user.id,
-            parameters=list(fitted),
-            fitted_at=now,
-            review_count=histories.count_before(cutoff),
-            log_loss_current=loss_current,
-            log_loss_fitted=loss_fitted,
-            adopted=adopted,
-        )
-    )
-    session.flush()
-    rescheduled = reschedule_learner(session, user, fitted, now=now) if adopted else 0
-    return OptimizationResult(
-        user.username,
-        "adopted" if adopted else "kept",
-        count,
-        loss_current,
-        loss_fitted,
-        fitted,
-        rescheduled,
     )
 
 

@@ -27,6 +27,7 @@ from quizsvc.config import COMMON_TIMEZONES
 from quizsvc.db import get_session, transaction
 from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user, current_session_secret, sign_out
+from quizsvc.scheduling import MIN_REVIEWS_TO_OPTIMIZE
 from quizsvc.services import InvalidInput, NotFound, ServiceError
 from quizsvc.services.accounts import (
     change_password,
@@ -35,6 +36,7 @@ from quizsvc.services.accounts import (
     list_tokens,
     revoke_token,
 )
+from quizsvc.services.parameters import scheduled_by
 from quizsvc.services.settings import (
     SETTING_NAMES,
     apply_settings,
@@ -99,6 +101,8 @@ def _render(
         password_error=password_error,
         timezones=COMMON_TIMEZONES,
         hours=range(24),
+        scheduled_by=scheduled_by(db_session, user),
+        min_reviews_to_fit=MIN_REVIEWS_TO_OPTIMIZE,
     )
     return response, status
 

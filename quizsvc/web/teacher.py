@@ -35,6 +35,11 @@ from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import Classroom, User
 from quizsvc.services import ServiceError, class_reports, insights
+from quizsvc.services.class_priors import (
+    MIN_CLASS_LEARNERS,
+    MIN_CLASS_REVIEWS,
+    latest_class_prior,
+)
 from quizsvc.services.classes import (
     MAX_ROSTER_ROWS,
     RosterError,
@@ -389,6 +394,9 @@ def _settings_page(classroom: Classroom, status: int = 200, **extra: Any):
         roster=roster_entries(session, classroom),
         max_roster_rows=MAX_ROSTER_ROWS,
         me=current_db_user().id,
+        class_prior=latest_class_prior(session, classroom.id),
+        min_class_reviews=MIN_CLASS_REVIEWS,
+        min_class_learners=MIN_CLASS_LEARNERS,
         **extra,
     ), status
 

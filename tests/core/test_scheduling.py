@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,9 +32,19 @@ from quizsvc.scheduling import (
     NewItem,
     QueueEntry,
     Rating,
+    comparison,
+    metrics,
 )
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+# ../shared beside the checkout, or QUIZSVC_SHARED_DIR (a worktree elsewhere).
+DATA = (
+    Path(
+        os.environ.get(
+            "QUIZSVC_SHARED_DIR", Path(__file__).resolve().parents[2] / ".." / "shared"
+        )
+    )
+    / "data"
+)
 REVIEW_LOG = DATA / "review-log-dev.csv"
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 
@@ -676,11 +687,13 @@ def test_sm2_ease_and_interval_laws(answers):
 def test_perfect_and_coin_flip_predictions_score_as_expected():
     """Is log loss ~0 for certain right predictions and ln 2 for coin flips?"""
     y = np.array([1, 0, 1, 1, 0], dtype=float)
-    perfect = scheduling.score_predictions(y, y)
-    assert perfect.log_loss < 1e-5 and perfect.rmse_bins < 1e-5
-    coin = scheduling.score_predictions(np.full(5, 0.5), y)
-    assert coin.log_loss == pytest.approx(math.log(2))
-    assert coin.rmse_bins == pytest.approx(abs(0.5 - 0.6))
+    days, number, lapses = np.ones(5), np.full(5, 2.0), np.zeros(5)
+    assert metrics.log_losses(y, y).mean() < 1e-5
+    assert metrics.rmse_bins(y, y, days, number, lapses) < 1e-5
+    coin = np.full(5, 0.5)
+    assert metrics.log_losses(coin, y).mean() == pytest.approx(math.log(2))
+    # One bin: mean prediction 0.5 against 3 of 5 recalled.
+    assert metrics.rmse_bins(coin, y, days, number, lapses) == pytest.approx(0.1)
 
 
 def test_review_log_histories_count_whole_days():
@@ -705,7 +718,7 @@ def test_fsrs_predictions_match_fsrs_rs_review_by_review():
 
     histories = Histories.from_log(read_review_log())
     targets = histories.targets()[::60]
-    predicted = scheduling.fsrs_predictions(histories, targets, DEFAULT_PARAMETERS)
+    predicted = comparison.predict(histories, targets, DEFAULT_PARAMETERS)
     model = FSRS(list(DEFAULT_PARAMETERS))
     for target, p in zip(targets, predicted, strict=True):
         rows = histories.reviews[target.card_id][: target.index + 1]
@@ -718,11 +731,13 @@ def test_fsrs_predictions_match_fsrs_rs_review_by_review():
 
 def test_fsrs_beats_sm2_on_a_real_review_log():
     """On real reviews, does FSRS-6 predict recall better than Anki's SM-2?"""
-    evaluation = scheduling.evaluate_models(Histories.from_log(read_review_log()))
-    scores = evaluation.scores
-    assert set(scores) == {"default", "fitted", "SM-2"}
-    assert scores["default"].log_loss < scores["SM-2"].log_loss
-    assert scores["fitted"].log_loss < scores["SM-2"].log_loss
-    assert scores["default"].count == scores["SM-2"].count > 500
-    assert len(evaluation.fitted_parameters) == 21
-    assert evaluation.cutoff > datetime(2024, 3, 29, tzinfo=UTC)
+    report = comparison.compare(
+        Histories.from_log(read_review_log()), split="80/20", draws=200
+    )
+    scores = report.scores
+    assert set(scores) == set(comparison.METHODS) - {"class_prior"}
+    assert scores["default"].log_loss < scores["sm2"].log_loss
+    assert scores["fit_seeds"].log_loss < scores["sm2"].log_loss
+    assert scores["default"].auc > scores["sm2"].auc
+    assert report.predicted > 500
+    assert report.first_cutoff > datetime(2024, 3, 29, tzinfo=UTC)
