@@ -92,6 +92,11 @@ ROUTES = [
     ("get", "/api/v1/classes/{class}/learners", TEACHER_API),
     ("post", "/api/v1/classes/join", _row(401, 201, 409, 201, 409, 409, 201, 401)),
     (
+        "patch",
+        "/api/v1/classes/{class}/membership",
+        _row(401, 404, 200, 404, 404, 404, 404, 401),
+    ),
+    (
         "delete",
         "/api/v1/classes/{class}/membership",
         _row(401, 404, 200, 404, 404, 404, 404, 401),
@@ -199,6 +204,8 @@ def call(world, caller: str, method: str, path: str):
         body = {"name": "新班"} if method == "post" else None
         if url.endswith("/classes/join"):
             body = {"code": code}
+        if method == "patch":
+            body = {"share_history": True}
         if body is not None:
             kwargs["json"] = body
     elif url.endswith("/teachers"):

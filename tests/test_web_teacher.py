@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select
@@ -42,9 +42,12 @@ def classroom(app):
     with app.app_context():
         session = get_session()
         room = create_class(session, session.get(User, teacher), "高二（3）班")
+        # Teachers see answers from joining on: both joined before answering.
+        joined = datetime.now(UTC) - timedelta(days=10)
         join_class(session, session.get(User, ana), room.join_code,
-                   student_number="01", display_name="安娜")  # fmt: skip
-        join_class(session, session.get(User, bo), room.join_code, student_number="02")
+                   student_number="01", display_name="安娜", now=joined)  # fmt: skip
+        join_class(session, session.get(User, bo), room.join_code,
+                   student_number="02", now=joined)  # fmt: skip
         session.commit()
         ids = {"class": room.id, "ana": ana, "bo": bo, "code": room.join_code}
     scores = graded_item("scores")

@@ -598,6 +598,19 @@ def _class_paths() -> dict[str, Any]:
         },
         ("id", "name", "role"),
     )
+    membership = _object(
+        {
+            "class_id": INTEGER,
+            "name": STRING,
+            "student_number": nullable,
+            "display_name": nullable,
+            "joined_at": STRING,
+            "share_history": {
+                "type": "boolean",
+                "description": "False: teachers see answers from joined_at on.",
+            },
+        }
+    )
     learner = _object(
         {
             "user_id": INTEGER,
@@ -677,27 +690,30 @@ def _class_paths() -> dict[str, Any]:
                             "code": STRING,
                             "student_number": STRING,
                             "display_name": STRING,
+                            "share_history": BOOLEAN,
                         },
                         ("code",),
                     )
                 ),
                 "responses": {
-                    "201": _ok(
-                        "Joined.",
-                        _object(
-                            {
-                                "class_id": INTEGER,
-                                "name": STRING,
-                                "student_number": nullable,
-                                "display_name": nullable,
-                            }
-                        ),
-                    ),
+                    "201": _ok("Joined.", membership),
                     **_errors(400, 401, 404, 409, 415, 429),
                 },
             }
         },
         "/classes/{class_id}/membership": {
+            "patch": {
+                "summary": "Choose whether teachers see answers from before joining.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "requestBody": _body(
+                    _object({"share_history": BOOLEAN}, ("share_history",))
+                ),
+                "responses": {
+                    "200": _ok("The membership.", membership),
+                    **_errors(400, 401, 404, 415),
+                },
+            },
             "delete": {
                 "summary": "Leave a class; its teachers lose access at once.",
                 "security": SECURED,
@@ -708,7 +724,7 @@ def _class_paths() -> dict[str, Any]:
                     ),
                     **_errors(401, 404),
                 },
-            }
+            },
         },
         "/classes/{class_id}/learners": {
             "get": {

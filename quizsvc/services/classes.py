@@ -356,12 +356,16 @@ def join_class(
     *,
     student_number: object = None,
     display_name: object = None,
+    share_history: object = False,
     now: datetime | None = None,
 ) -> Membership:
     """Join the class with this code as a learner.
 
     Without a display name, a roster entry for the student number fills it in.
+    The teachers see the learner's answers from now on; with `share_history`
+    (the learner's choice) their earlier answers too.
     """
+    share_history = _flag(share_history, "share_history")
     student_number = _text(
         student_number, MAX_STUDENT_NUMBER, "student_number", N_("The student number")
     )
@@ -405,9 +409,36 @@ def join_class(
         role="learner",
         student_number=student_number,
         display_name=display_name,
+        share_history=share_history,
         joined_at=resolve_now(now),
     )
     session.add(membership)
+    session.flush()
+    return membership
+
+
+def _flag(value: object, field: str) -> bool:
+    """A yes/no choice: a JSON boolean, or a form's checkbox value."""
+    if isinstance(value, bool):
+        return value
+    if value in (None, "", "0", "false", "off", "no"):
+        return False
+    if value in ("1", "true", "on", "yes"):
+        return True
+    raise InvalidInput(N_("%(name)s must be true or false."), field=field, name=field)
+
+
+def set_share_history(
+    session: Session, user: User, class_id: int, share: object
+) -> Membership:
+    """Show (or stop showing) a class's teachers the answers from before joining.
+
+    Answers from joining on stay shared while the learner is in the class.
+    """
+    membership = learner_membership(session, class_id, user.id)
+    if membership is None:
+        raise NotFound(N_("You are not in that class."))
+    membership.share_history = _flag(share, "share_history")
     session.flush()
     return membership
 

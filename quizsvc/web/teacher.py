@@ -355,7 +355,10 @@ def learner(class_id: int, user_id: int):
         abort(404)
     user = membership.user
     now = datetime.now(UTC)
-    reviews = class_reports.recent_reviews(session, user.id)
+    # What the learner shares with the class: from joining on, unless they
+    # chose to share their earlier history (quizsvc.services.sharing).
+    since = None if membership.share_history else membership.joined_at
+    reviews = class_reports.recent_reviews(session, user.id, class_id=classroom.id)
     explanations = class_reports.class_explanations(
         session, classroom, user_id=user.id, limit=50
     )
@@ -364,8 +367,10 @@ def learner(class_id: int, user_id: int):
         classroom=classroom,
         membership=membership,
         name=learner_name(membership),
-        calendar=calendar_chart(insights.review_calendar(session, user, now)),
-        records=insights.skill_records(session, user, now),
+        calendar=calendar_chart(
+            insights.review_calendar(session, user, now, since=since)
+        ),
+        records=insights.skill_records(session, user, now, since=since),
         reviews=reviews,
         explanations=explanations,
         prompts=insights.item_prompts(

@@ -32,6 +32,7 @@ from quizsvc.services.insights import (
     Calibration,
     calibrate,
 )
+from quizsvc.services.sharing import review_shared, self_rating_shared
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def class_calibration(
             SelfAssessment.level,
             latest_rank,
         )
-        .where(SelfAssessment.user_id.in_(ids))
+        .where(SelfAssessment.user_id.in_(ids), self_rating_shared(classroom.id))
         .subquery()
     )
     levels = {
@@ -121,6 +122,7 @@ def class_calibration(
         .join(ItemSkill, ItemSkill.item_id == Review.item_id)
         .where(
             Review.user_id.in_(ids),
+            review_shared(classroom.id),
             Review.reviewed_at >= now - timedelta(days=RECENT_DAYS),
         )
         .subquery()

@@ -17,6 +17,7 @@ from quizsvc.services.class_reports.common import (
     Period,
     class_learner_ids,
 )
+from quizsvc.services.sharing import answer_for_teachers, review_shared
 
 EXPLANATIONS_SHOWN = 300
 
@@ -50,12 +51,13 @@ def class_explanations(
             Review.item_id,
             Explanation.body,
             Explanation.created_at,
-            Review.answer_text,
+            answer_for_teachers(),
             Review.misconception,
         )
         .join(Review, Review.id == Explanation.review_id)
         .where(
             Explanation.user_id.in_(class_learner_ids(classroom.id)),
+            review_shared(classroom.id),
             *period.where(Review.reviewed_at),
         )
         .order_by(Explanation.created_at.desc(), Explanation.id.desc())

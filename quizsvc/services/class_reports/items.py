@@ -19,6 +19,7 @@ from quizsvc.services.class_reports.common import (
     Period,
     class_learner_ids,
 )
+from quizsvc.services.sharing import review_shared
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ def class_items(
     period = period or Period(timezone=classroom.timezone)
     scope = [
         Review.user_id.in_(class_learner_ids(classroom.id)),
+        review_shared(classroom.id),
         *period.where(Review.reviewed_at),
     ]
     first = Review.state_before == STATE_NEW

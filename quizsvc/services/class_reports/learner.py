@@ -12,6 +12,7 @@ from quizsvc.models import (
     Explanation,
     Review,
 )
+from quizsvc.services.sharing import answer_for_teachers, is_self_rated, review_shared
 
 RECENT_REVIEWS_SHOWN = 50
 
@@ -31,28 +32,42 @@ class ReviewLine:
     problem_level: int | None
     problem_seed: int | None
     explanation: str | None
+    # A recall item the learner rated: its note stays theirs (answer_text None).
+    self_rated: bool = False
 
 
 def recent_reviews(
-    session: Session, user_id: int, limit: int = RECENT_REVIEWS_SHOWN
+    session: Session,
+    user_id: int,
+    limit: int = RECENT_REVIEWS_SHOWN,
+    *,
+    class_id: int | None = None,
 ) -> list[ReviewLine]:
-    """A learner's latest answers with what they typed and wrote, newest first."""
+    """A learner's latest answers with what they typed and wrote, newest first.
+
+    For a teacher: a recall item's self-note is left out, and with `class_id`
+    only the answers the learner shares with that class are read.
+    """
+    conditions = [Review.user_id == user_id]
+    if class_id is not None:
+        conditions.append(review_shared(class_id))
     rows = session.execute(
         select(
             Review.reviewed_at,
             Review.item_id,
             Review.correct,
             Review.rating,
-            Review.answer_text,
+            answer_for_teachers(),
             Review.misconception,
             Review.duration_ms,
             Review.problem_kind,
             Review.problem_level,
             Review.problem_seed,
             Explanation.body,
+            is_self_rated(),
         )
         .outerjoin(Explanation, Explanation.review_id == Review.id)
-        .where(Review.user_id == user_id)
+        .where(*conditions)
         .order_by(Review.reviewed_at.desc(), Review.id.desc())
         .limit(limit)
     )

@@ -17,6 +17,7 @@ from quizsvc.services.class_reports.common import (
     Period,
     class_learner_ids,
 )
+from quizsvc.services.sharing import answer_for_teachers, review_shared
 
 MISCONCEPTION_EXAMPLES = 3
 
@@ -52,6 +53,7 @@ def class_misconceptions(
     period = period or Period(timezone=classroom.timezone)
     named = [
         Review.user_id.in_(class_learner_ids(classroom.id)),
+        review_shared(classroom.id),
         Review.misconception.is_not(None),
         *period.where(Review.reviewed_at),
     ]
@@ -86,7 +88,7 @@ def class_misconceptions(
             Review.user_id,
             Review.item_id,
             Review.reviewed_at,
-            Review.answer_text,
+            answer_for_teachers().label("answer_text"),
             Review.problem_kind,
             Review.problem_level,
             Review.problem_seed,

@@ -32,6 +32,7 @@ from quizsvc.services.class_reports.recall import (
     skill_heatmap,
 )
 from quizsvc.services.classes import class_learners, learner_name
+from quizsvc.services.sharing import review_shared
 
 DEFAULT_ROLLOVER_HOUR = 4
 # Streaks are first counted over this many days; longer ones are counted again.
@@ -135,6 +136,7 @@ def _streaks(
             select(Review.user_id, day)
             .where(
                 Review.user_id.in_(pending),
+                review_shared(class_id),
                 Review.reviewed_at >= now - timedelta(days=window + 1),
             )
             .group_by(Review.user_id, day)
@@ -196,7 +198,7 @@ def class_overview(
                 count_if(in_period).label("in_period"),
                 count_if(and_(in_period, Review.correct)).label("correct"),
             )
-            .where(Review.user_id.in_(ids))
+            .where(Review.user_id.in_(ids), review_shared(classroom.id))
             .group_by(Review.user_id)
         )
     }
