@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, url_for
+from flask import url_for
 
 from quizsvc.api import bp, json_body, login_required
 from quizsvc.db import get_session, transaction
 from quizsvc.errors import N_, BadRequest, Forbidden
-from quizsvc.extensions import limiter
+from quizsvc.extensions import join_limit
 from quizsvc.http.login import current_db_user
 from quizsvc.models import Classroom
 from quizsvc.services import class_reports
@@ -128,7 +128,7 @@ def api_rotate_join_code(class_id: int):
 
 @bp.post("/classes/join")
 @login_required
-@limiter.limit(lambda: current_app.config["JOIN_RATE_LIMIT"])
+@join_limit
 def api_join_class():
     """Join a class with its code, as a learner."""
     body = json_body(("code",))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from flask import (
     Blueprint,
-    current_app,
     flash,
     redirect,
     render_template,
@@ -15,7 +14,7 @@ from flask_babel import gettext as _
 from flask_login import login_required
 
 from quizsvc.db import get_session, transaction
-from quizsvc.extensions import limiter
+from quizsvc.extensions import join_limit
 from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError
@@ -63,7 +62,7 @@ def join_link(code: str):
 
 @bp.post("/join")
 @login_required
-@limiter.limit(lambda: current_app.config["JOIN_RATE_LIMIT"])
+@join_limit
 def join():
     """Join a class as a learner."""
     form = {
