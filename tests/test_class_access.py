@@ -90,6 +90,14 @@ ROUTES = [
     ("post", "/api/v1/classes", _row(401, 403, 403, 201, 201, 201, 201, 401)),
     ("post", "/api/v1/classes/{class}/join-code", TEACHER_API),
     ("get", "/api/v1/classes/{class}/learners", TEACHER_API),
+    ("get", "/api/v1/classes/{class}/roster", TEACHER_API),
+    # An empty body is an empty roster: a 400 for those who may send one.
+    (
+        "put",
+        "/api/v1/classes/{class}/roster",
+        _row(401, 404, 404, 404, 400, 400, 400, 401),
+    ),
+    ("get", "/teacher/classes/{class}/roster", TEACHER_PAGE),
     ("post", "/api/v1/classes/join", _row(401, 201, 409, 201, 409, 409, 201, 401)),
     (
         "patch",

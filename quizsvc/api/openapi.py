@@ -726,6 +726,79 @@ def _class_paths() -> dict[str, Any]:
                 },
             },
         },
+        "/classes/{class_id}/roster": {
+            "put": {
+                "summary": "Replace the roster with a 学号,姓名 file (all or nothing).",
+                "description": "The body is the file itself: UTF-8 (with or "
+                "without BOM), UTF-16 or GB18030/GBK, comma- or tab-separated. "
+                "Errors name each bad line.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "requestBody": {
+                    "required": True,
+                    "content": {"text/csv": {"schema": {"type": "string"}}},
+                },
+                "responses": {
+                    "200": _ok(
+                        "Imported.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "rows": INTEGER,
+                                "encoding": {
+                                    "type": "string",
+                                    "enum": ["utf-8", "utf-8-sig", "utf-16", "gb18030"],
+                                },
+                                "delimiter": {
+                                    "type": "string",
+                                    "enum": ["comma", "tab"],
+                                },
+                                "names_filled": INTEGER,
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 404, 415),
+                },
+            },
+            "get": {
+                "summary": "The roster, each entry joined, not joined or mismatched.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "The roster.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "entries": {
+                                    "type": "array",
+                                    "items": _object(
+                                        {
+                                            "student_number": STRING,
+                                            "name": STRING,
+                                            "status": {
+                                                "type": "string",
+                                                "enum": [
+                                                    "joined",
+                                                    "not_joined",
+                                                    "name_mismatch",
+                                                ],
+                                            },
+                                            "user_id": {"type": ["integer", "null"]},
+                                            "username": nullable,
+                                            "member_name": nullable,
+                                            "last_answer_at": nullable,
+                                            "idle_this_week": BOOLEAN,
+                                        }
+                                    ),
+                                },
+                            }
+                        ),
+                    ),
+                    **_errors(401, 404),
+                },
+            },
+        },
         "/classes/{class_id}/learners": {
             "get": {
                 "summary": "The class's learners with their summary figures.",

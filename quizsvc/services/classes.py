@@ -396,7 +396,9 @@ def join_class(
                 field="student_number",
                 number=student_number,
             )
-        if display_name is None:
+        # A learner without any name of their own gets the roster's; one with
+        # an account name keeps it, so a mismatch shows on the roster page.
+        if display_name is None and user.display_name is None:
             display_name = session.scalar(
                 select(RosterEntry.name).where(
                     RosterEntry.class_id == classroom.id,

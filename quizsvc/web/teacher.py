@@ -44,7 +44,6 @@ from quizsvc.services.classes import (
     class_teachers,
     classes_of,
     create_class,
-    import_roster,
     learner_membership,
     learner_name,
     remove_learner,
@@ -473,21 +472,4 @@ def drop_learner(class_id: int, user_id: int):
         class_id,
         lambda session, classroom: remove_learner(session, classroom, user_id),
         _("The learner was removed from this class."),
-    )
-
-
-@bp.post("/classes/<int:class_id>/roster")
-def roster(class_id: int):
-    """Replace the roster with an uploaded 学号,姓名 CSV."""
-    upload = request.files.get("roster")
-    data = upload.read() if upload is not None else b""
-    return _settings_action(
-        class_id,
-        lambda session, classroom: import_roster(session, classroom, data),
-        lambda result: _(
-            "Roster imported: %(entries)d names; %(filled)d learners in the class "
-            "got their name from it.",
-            entries=result.entries,
-            filled=result.names_filled,
-        ),
     )
