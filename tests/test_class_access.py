@@ -98,6 +98,7 @@ ROUTES = [
         _row(401, 404, 404, 404, 400, 400, 400, 401),
     ),
     ("get", "/teacher/classes/{class}/roster", TEACHER_PAGE),
+    ("post", "/teacher/classes/{class}/explanations/read", TEACHER_ACTION),
     ("post", "/api/v1/classes/join", _row(401, 201, 409, 201, 409, 409, 201, 401)),
     (
         "patch",

@@ -5,6 +5,9 @@ on; `share_history` records the learner's choice (on the join page or in
 settings) to show the earlier ones too. Off for everyone already in a class:
 they were never asked.
 
+A teacher's membership also records when they last marked the class's
+explanations read (`explanations_read_at`), for the "unread" filter.
+
 Revision ID: 0010
 Revises: 0008
 Create Date: 2026-12-02
@@ -33,8 +36,12 @@ def upgrade() -> None:
                 server_default=sa.false(),
             )
         )
+        batch.add_column(
+            sa.Column("explanations_read_at", sa.DateTime(timezone=True), nullable=True)
+        )
 
 
 def downgrade() -> None:
     with op.batch_alter_table("memberships") as batch:
+        batch.drop_column("explanations_read_at")
         batch.drop_column("share_history")

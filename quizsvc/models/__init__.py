@@ -244,6 +244,8 @@ class Membership(Base):
     # Teachers see a learner's answers from joined_at on; with this set (the
     # learner's choice), their earlier answers too.
     share_history: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # A teacher's: when they last marked the class's explanations read.
+    explanations_read_at: Mapped[datetime | None]
 
     classroom: Mapped[Classroom] = relationship(back_populates="memberships")
     user: Mapped[User] = relationship(back_populates="memberships")

@@ -33,6 +33,7 @@ from quizsvc.services.class_reports.explanations import (
     EXPLANATIONS_SHOWN,
     ExplanationEntry,
     class_explanations,
+    count_explanations,
     group_by_item,
 )
 from quizsvc.services.class_reports.items import ItemReport, class_items
@@ -87,6 +88,7 @@ __all__ = [
     "SkillHeatmap",
     "class_calibration",
     "class_explanations",
+    "count_explanations",
     "class_items",
     "class_learner_ids",
     "class_misconceptions",
