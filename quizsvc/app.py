@@ -154,6 +154,7 @@ def register_blueprints(app: Flask) -> None:
         progress,
         settings,
         teacher,
+        teacher_roster,  # noqa: F401  (adds the roster pages to teacher.bp)
     )
 
     filters.init_app(app)

@@ -55,11 +55,15 @@ class Defaults:
     # that failed, then Flask-Limiter asks whether it is back), later ones at
     # most this long when it asks again.
     RATELIMIT_STORAGE_TIMEOUT = 0.5
-    # Counted per client address over the web form and the API together.
+    # Failed sign-ins (successful ones never count), over the web form and the
+    # API together: per client address and account; per account from any
+    # address; per address whatever the account.
     LOGIN_RATE_LIMIT = "10 per minute;50 per hour"
+    LOGIN_ACCOUNT_RATE_LIMIT = "10 per minute;100 per hour"
+    LOGIN_ADDRESS_RATE_LIMIT = "100 per minute;1000 per hour"
     # A class behind one school address registers at once: room for that.
     REGISTER_RATE_LIMIT = "20 per minute;200 per day"
-    # Joining a class, on the page and over the API (each counts its own):
+    # Joining a class, per learner, on the page and over the API together:
     # far fewer tries than guessing a join code would ever need.
     JOIN_RATE_LIMIT = "30 per minute"
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from flask import current_app, request
+from collections.abc import Callable
+
+from flask import Response, current_app, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
-from flask_login import LoginManager
+from flask_login import LoginManager, current_user
 from flask_wtf import CSRFProtect
 
 from quizsvc import ratelimits  # noqa: F401  (registers the sqlite:// scheme)
@@ -26,9 +28,71 @@ def _is_probe() -> bool:
     return request.endpoint in PROBE_ENDPOINTS
 
 
-# One counter per limit for the web form and the API together.
-login_limit = limiter.shared_limit(
-    lambda: current_app.config["LOGIN_RATE_LIMIT"], scope="login", methods=["POST"]
+def _login_account() -> str:
+    """The account a sign-in names (form or JSON), as the counters key it."""
+    name = request.form.get("username")
+    if name is None and request.is_json:
+        body = request.get_json(silent=True)
+        name = body.get("username") if isinstance(body, dict) else None
+    if not isinstance(name, str):
+        name = ""
+    # Case and surrounding spaces do not make another account to guess at.
+    return "account:" + name.strip().casefold()[:150]
+
+
+def _failed_sign_in(response: Response) -> bool:
+    """Only refused sign-ins count: a classroom signing in at once all succeeds."""
+    return response.status_code >= 400 and response.status_code != 429
+
+
+# Failed sign-ins, over the web form and the API together (one counter per
+# limit): per account from anywhere (guessing one password from many
+# addresses), per address and account (one client guessing), and per address
+# (one client trying many accounts). Successful sign-ins never count, so 40
+# learners behind one school address all get in within the same minute.
+_login_limits = (
+    limiter.shared_limit(
+        lambda: current_app.config["LOGIN_ACCOUNT_RATE_LIMIT"],
+        scope="login-account",
+        key_func=_login_account,
+        methods=["POST"],
+        deduct_when=_failed_sign_in,
+    ),
+    limiter.shared_limit(
+        lambda: current_app.config["LOGIN_RATE_LIMIT"],
+        scope="login",
+        key_func=lambda: f"{get_remote_address()}|{_login_account()}",
+        methods=["POST"],
+        deduct_when=_failed_sign_in,
+    ),
+    limiter.shared_limit(
+        lambda: current_app.config["LOGIN_ADDRESS_RATE_LIMIT"],
+        scope="login-address",
+        methods=["POST"],
+        deduct_when=_failed_sign_in,
+    ),
+)
+
+
+def login_limit(view: Callable) -> Callable:
+    """Apply the failed-sign-in limits to a sign-in view."""
+    for limit in _login_limits:
+        view = limit(view)
+    return view
+
+
+def _joining_learner() -> str:
+    """Joins count per signed-in learner, not per address (a class shares one)."""
+    user_id = current_user.get_id() if current_user else None
+    return f"user:{user_id}" if user_id else f"address:{get_remote_address()}"
+
+
+# Joining a class, on the page and over the API together.
+join_limit = limiter.shared_limit(
+    lambda: current_app.config["JOIN_RATE_LIMIT"],
+    scope="join",
+    key_func=_joining_learner,
+    methods=["POST"],
 )
 register_limit = limiter.shared_limit(
     lambda: current_app.config["REGISTER_RATE_LIMIT"],

@@ -254,7 +254,11 @@ def run_server(*, host: str, port: int, workers: int) -> None:
     QuizsvcServer(
         {
             **gunicorn_options(
-                host=host, port=port, workers=workers, instance_path=app.instance_path
+                host=host,
+                port=port,
+                workers=workers,
+                instance_path=app.instance_path,
+                trusted_proxies=int(app.config.get("TRUSTED_PROXIES") or 0),
             ),
             "child_exit": _forget_worker_metrics,
             "on_exit": lambda server: shutil.rmtree(metrics_dir, ignore_errors=True),
@@ -297,11 +301,22 @@ def _sqlite_folder(app) -> list[Path]:
 
 
 def gunicorn_options(
-    *, host: str, port: int, workers: int, instance_path: str
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    instance_path: str,
+    trusted_proxies: int = 0,
 ) -> dict[str, Any]:
     """The gunicorn settings `quizsvc serve` runs with (bench/load.py reuses them)."""
     return {
         "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+        # Whose X-Forwarded-* gunicorn believes: nobody's unless
+        # QUIZSVC_TRUSTED_PROXIES says proxies stand in front (the app's
+        # ProxyFix then reads that many hops). gunicorn's own default trusts
+        # 127.0.0.1, so any local client could claim HTTPS and get Secure
+        # cookies and HSTS over plain HTTP.
+        "forwarded_allow_ips": "*" if trusted_proxies > 0 else "",
         "workers": workers,
         # The event loop reads requests; only complete ones take a thread.
         "worker_class": "quizsvc.server.QuizsvcWorker",

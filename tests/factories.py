@@ -197,10 +197,12 @@ def build_class_history(session: Session, bank) -> ClassHistory:
     bo = create_user(session, "bo", display_name="Bo from the profile")
     cy = create_user(session, "cy")
     outsider = create_user(session, "dan")
+    # Teachers see answers from joining on: everyone joins before answering.
+    joined = NOW - timedelta(days=30)
     join_class(session, ana, classroom.join_code, student_number="2026001",
-               display_name=HOSTILE_NAME)  # fmt: skip
-    join_class(session, bo, classroom.join_code, student_number="2026002")
-    join_class(session, cy, classroom.join_code, student_number="2026003")
+               display_name=HOSTILE_NAME, now=joined)  # fmt: skip
+    join_class(session, bo, classroom.join_code, student_number="2026002", now=joined)
+    join_class(session, cy, classroom.join_code, student_number="2026003", now=joined)
     history = ClassHistory(classroom, teacher, {"ana": ana, "bo": bo, "cy": cy})
 
     start = NOW - timedelta(days=20)
@@ -241,7 +243,9 @@ def build_class_history(session: Session, bank) -> ClassHistory:
     record_self_assessment(session, ana, "scores", 3, now=NOW - timedelta(days=1))
     # A learner who left: the teacher no longer sees their answers.
     leaver = create_user(session, "eve")
-    join_class(session, leaver, classroom.join_code, student_number="2026009")
+    join_class(
+        session, leaver, classroom.join_code, student_number="2026009", now=joined
+    )
     answer(session, leaver, "q-choice", NOW - timedelta(days=3), answer_text="b")
     leave_class(session, leaver, classroom.id)
     history.outsider_reviews.append(

@@ -94,6 +94,7 @@ def init_app(app: Flask) -> None:
         learner,
         openapi,
         practice,
+        rosters,
     )
 
     app.register_blueprint(bp)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import current_app, url_for
+from flask import url_for
 
 from quizsvc.api import bp, json_body, login_required
 from quizsvc.db import get_session, transaction
 from quizsvc.errors import N_, BadRequest, Forbidden
-from quizsvc.extensions import limiter
+from quizsvc.extensions import join_limit
 from quizsvc.http.login import current_db_user
 from quizsvc.models import Classroom
 from quizsvc.services import class_reports
@@ -25,10 +25,12 @@ from quizsvc.services.classes import (
     leave_class,
     require_class_for_teacher,
     rotate_join_code,
+    set_share_history,
 )
 
 CLASS_FIELDS = ("name", "term", "timezone")
-JOIN_FIELDS = ("code", "student_number", "display_name")
+JOIN_FIELDS = ("code", "student_number", "display_name", "share_history")
+MEMBERSHIP_FIELDS = ("share_history",)
 
 
 def _unknown_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
@@ -40,6 +42,11 @@ def _unknown_fields(body: dict[str, Any], known: tuple[str, ...]) -> None:
             unknown=unknown,
             known=list(known),
         )
+
+
+def _boolean(body: dict[str, Any], field: str) -> None:
+    if field in body and not isinstance(body[field], bool):
+        raise BadRequest(N_("%(name)s must be true or false."), field=field, name=field)
 
 
 def _join_url(classroom: Classroom) -> str:
@@ -121,11 +128,12 @@ def api_rotate_join_code(class_id: int):
 
 @bp.post("/classes/join")
 @login_required
-@limiter.limit(lambda: current_app.config["JOIN_RATE_LIMIT"])
+@join_limit
 def api_join_class():
     """Join a class with its code, as a learner."""
     body = json_body(("code",))
     _unknown_fields(body, JOIN_FIELDS)
+    _boolean(body, "share_history")
     with transaction() as session:
         membership = join_class(
             session,
@@ -133,14 +141,37 @@ def api_join_class():
             body["code"],
             student_number=body.get("student_number"),
             display_name=body.get("display_name"),
+            share_history=body.get("share_history", False),
         )
-        result = {
-            "class_id": membership.class_id,
-            "name": membership.classroom.name,
-            "student_number": membership.student_number,
-            "display_name": membership.display_name,
-        }
+        result = _membership_dict(membership)
     return result, 201
+
+
+def _membership_dict(membership) -> dict[str, Any]:
+    return {
+        "class_id": membership.class_id,
+        "name": membership.classroom.name,
+        "student_number": membership.student_number,
+        "display_name": membership.display_name,
+        "joined_at": membership.joined_at.isoformat(),
+        # False: teachers see answers from joined_at on; True: earlier ones too.
+        "share_history": membership.share_history,
+    }
+
+
+@bp.patch("/classes/<int:class_id>/membership")
+@login_required
+def api_update_membership(class_id: int):
+    """Choose whether the class's teachers see your answers from before joining."""
+    body = json_body(MEMBERSHIP_FIELDS)
+    _unknown_fields(body, MEMBERSHIP_FIELDS)
+    _boolean(body, "share_history")
+    with transaction() as session:
+        membership = set_share_history(
+            session, current_db_user(), class_id, body["share_history"]
+        )
+        result = _membership_dict(membership)
+    return result
 
 
 @bp.delete("/classes/<int:class_id>/membership")

@@ -1,6 +1,6 @@
 """The OpenAPI 3.1 description of /api/v1, served at /api/v1/openapi.json.
 
-Written by hand, next to the routes; tests/test_openapi.py checks that every
+Written by hand, next to the routes; tests/api/test_openapi.py checks that every
 route is described and every described operation exists.
 """
 
@@ -598,6 +598,19 @@ def _class_paths() -> dict[str, Any]:
         },
         ("id", "name", "role"),
     )
+    membership = _object(
+        {
+            "class_id": INTEGER,
+            "name": STRING,
+            "student_number": nullable,
+            "display_name": nullable,
+            "joined_at": STRING,
+            "share_history": {
+                "type": "boolean",
+                "description": "False: teachers see answers from joined_at on.",
+            },
+        }
+    )
     learner = _object(
         {
             "user_id": INTEGER,
@@ -677,27 +690,30 @@ def _class_paths() -> dict[str, Any]:
                             "code": STRING,
                             "student_number": STRING,
                             "display_name": STRING,
+                            "share_history": BOOLEAN,
                         },
                         ("code",),
                     )
                 ),
                 "responses": {
-                    "201": _ok(
-                        "Joined.",
-                        _object(
-                            {
-                                "class_id": INTEGER,
-                                "name": STRING,
-                                "student_number": nullable,
-                                "display_name": nullable,
-                            }
-                        ),
-                    ),
+                    "201": _ok("Joined.", membership),
                     **_errors(400, 401, 404, 409, 415, 429),
                 },
             }
         },
         "/classes/{class_id}/membership": {
+            "patch": {
+                "summary": "Choose whether teachers see answers from before joining.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "requestBody": _body(
+                    _object({"share_history": BOOLEAN}, ("share_history",))
+                ),
+                "responses": {
+                    "200": _ok("The membership.", membership),
+                    **_errors(400, 401, 404, 415),
+                },
+            },
             "delete": {
                 "summary": "Leave a class; its teachers lose access at once.",
                 "security": SECURED,
@@ -708,7 +724,80 @@ def _class_paths() -> dict[str, Any]:
                     ),
                     **_errors(401, 404),
                 },
-            }
+            },
+        },
+        "/classes/{class_id}/roster": {
+            "put": {
+                "summary": "Replace the roster with a 学号,姓名 file (all or nothing).",
+                "description": "The body is the file itself: UTF-8 (with or "
+                "without BOM), UTF-16 or GB18030/GBK, comma- or tab-separated. "
+                "Errors name each bad line.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "requestBody": {
+                    "required": True,
+                    "content": {"text/csv": {"schema": {"type": "string"}}},
+                },
+                "responses": {
+                    "200": _ok(
+                        "Imported.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "rows": INTEGER,
+                                "encoding": {
+                                    "type": "string",
+                                    "enum": ["utf-8", "utf-8-sig", "utf-16", "gb18030"],
+                                },
+                                "delimiter": {
+                                    "type": "string",
+                                    "enum": ["comma", "tab"],
+                                },
+                                "names_filled": INTEGER,
+                            }
+                        ),
+                    ),
+                    **_errors(400, 401, 404, 415),
+                },
+            },
+            "get": {
+                "summary": "The roster, each entry joined, not joined or mismatched.",
+                "security": SECURED,
+                "parameters": _class_id_parameter(),
+                "responses": {
+                    "200": _ok(
+                        "The roster.",
+                        _object(
+                            {
+                                "class_id": INTEGER,
+                                "entries": {
+                                    "type": "array",
+                                    "items": _object(
+                                        {
+                                            "student_number": STRING,
+                                            "name": STRING,
+                                            "status": {
+                                                "type": "string",
+                                                "enum": [
+                                                    "joined",
+                                                    "not_joined",
+                                                    "name_mismatch",
+                                                ],
+                                            },
+                                            "user_id": {"type": ["integer", "null"]},
+                                            "username": nullable,
+                                            "member_name": nullable,
+                                            "last_answer_at": nullable,
+                                            "idle_this_week": BOOLEAN,
+                                        }
+                                    ),
+                                },
+                            }
+                        ),
+                    ),
+                    **_errors(401, 404),
+                },
+            },
         },
         "/classes/{class_id}/learners": {
             "get": {

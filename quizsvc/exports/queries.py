@@ -27,6 +27,11 @@ from quizsvc.models import (
     SelfAssessment,
     User,
 )
+from quizsvc.services.sharing import (
+    answer_for_teachers,
+    review_shared,
+    shared_since,
+)
 
 YIELD_PER = 2000
 Bounds = tuple[datetime | None, datetime | None]
@@ -73,6 +78,8 @@ def class_learners(classroom: Classroom):
             func.coalesce(Membership.display_name, User.display_name).label(
                 "display_name"
             ),
+            Membership.joined_at,
+            Membership.share_history,
         )
         .join(User, User.id == Membership.user_id)
         .where(Membership.class_id == classroom.id, Membership.role == "learner")
@@ -102,9 +109,12 @@ def count(session: Session, query: Select) -> int:
     )
 
 
-def reviews_query(learners: Any, bounds: Bounds) -> Select:
+def reviews_query(learners: Any, bounds: Bounds, *, own: bool = False) -> Select:
     """Select the reviews of the learners in `learners`, oldest first per learner.
 
+    For a class (`own` False), `learners` is `class_learners`: only the answers
+    each learner shares with the class, and no recall self-notes
+    (quizsvc.services.sharing). A learner's `own` export has everything.
     Ordered by learner, then time: the (user_id, reviewed_at) index gives that
     order without sorting.
     """
@@ -123,7 +133,7 @@ def reviews_query(learners: Any, bounds: Bounds) -> Select:
             Review.correct,
             Review.score,
             Review.duration_ms,
-            Review.answer_text,
+            Review.answer_text if own else answer_for_teachers(),
             Review.misconception,
             Review.problem_kind,
             Review.problem_seed,
@@ -135,6 +145,8 @@ def reviews_query(learners: Any, bounds: Bounds) -> Select:
         .outerjoin(Explanation, Explanation.review_id == Review.id)
         .order_by(learners.c.user_id, Review.reviewed_at, Review.id)
     )
+    if not own:
+        query = query.where(shared_since(learners, Review.reviewed_at))
     return in_range(query, bounds)
 
 
@@ -145,7 +157,8 @@ def count_reviews(session: Session, classroom: Classroom, bounds: Bounds) -> int
     """
     learners = select(class_learners(classroom).c.user_id)
     query = select(func.count()).select_from(Review)
-    return session.scalar(in_range(query.where(Review.user_id.in_(learners)), bounds))
+    query = query.where(Review.user_id.in_(learners), review_shared(classroom.id))
+    return session.scalar(in_range(query, bounds))
 
 
 def streamed(session: Session, query: Select) -> Iterator[tuple]:
@@ -199,7 +212,11 @@ def accuracy_by_skill(
         )
         .join(learners, learners.c.user_id == Review.user_id)
         .join(ItemSkill, ItemSkill.item_id == Review.item_id)
-        .where(Review.reviewed_at >= start, Review.reviewed_at < end)
+        .where(
+            Review.reviewed_at >= start,
+            Review.reviewed_at < end,
+            shared_since(learners, Review.reviewed_at),
+        )
         .group_by(Review.user_id, ItemSkill.skill_id)
     )
     return {(user, skill): right / total for user, skill, total, right in rows}
@@ -214,6 +231,7 @@ def latest_self_ratings(
     for user_id, skill_id, level in session.execute(
         select(SelfAssessment.user_id, SelfAssessment.skill_id, SelfAssessment.level)
         .join(learners, learners.c.user_id == SelfAssessment.user_id)
+        .where(shared_since(learners, SelfAssessment.assessed_at))
         .order_by(SelfAssessment.assessed_at, SelfAssessment.id)
     ):
         latest[(user_id, skill_id)] = level  # later rows win

@@ -176,7 +176,9 @@ def own_history(
         .where(User.id == user.id)
         .subquery("learners")
     )
-    query = queries.reviews_query(me, options.dates.period(zone_name).bounds())
+    query = queries.reviews_query(
+        me, options.dates.period(zone_name).bounds(), own=True
+    )
     labels = load_labels(session)
     reviews = Table(
         "reviews",

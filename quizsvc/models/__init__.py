@@ -33,6 +33,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     event,
+    false,
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -240,6 +241,11 @@ class Membership(Base):
     student_number: Mapped[str | None] = mapped_column(String(64))
     display_name: Mapped[str | None] = mapped_column(String(128))
     joined_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Teachers see a learner's answers from joined_at on; with this set (the
+    # learner's choice), their earlier answers too.
+    share_history: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # A teacher's: when they last marked the class's explanations read.
+    explanations_read_at: Mapped[datetime | None]
 
     classroom: Mapped[Classroom] = relationship(back_populates="memberships")
     user: Mapped[User] = relationship(back_populates="memberships")

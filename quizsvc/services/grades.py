@@ -34,6 +34,7 @@ from quizsvc.services.class_reports import (
 )
 from quizsvc.services.classes import class_learners
 from quizsvc.services.errors import N_, InvalidInput
+from quizsvc.services.sharing import review_shared
 
 RULES = ("accuracy", "retention", "recall_now")
 DEFAULT_RULE = "accuracy"
@@ -165,7 +166,7 @@ def grade_shares(
         return shares
     if rule.name == "accuracy":
         period = period or Period(timezone=classroom.timezone)
-        shares.update(_accuracy(session, user_ids, lesson.id, period))
+        shares.update(_accuracy(session, classroom.id, user_ids, lesson.id, period))
         return shares
     moment = now
     if rule.name == "retention":
@@ -178,9 +179,16 @@ def grade_shares(
 
 
 def _accuracy(
-    session: Session, user_ids: list[int], lesson_id: str, period: Period
+    session: Session,
+    class_id: int,
+    user_ids: list[int],
+    lesson_id: str,
+    period: Period,
 ) -> dict[int, float]:
-    """Return the share of right answers to a lesson's items, per learner."""
+    """Return the share of right answers to a lesson's items, per learner.
+
+    Only the answers the learner shares with the class count.
+    """
     query = (
         select(
             Review.user_id,
@@ -188,7 +196,11 @@ def _accuracy(
             func.sum(case((Review.correct, 1), else_=0)),
         )
         .join(Item, (Item.id == Review.item_id) & (Item.lesson_id == lesson_id))
-        .where(Review.user_id.in_(user_ids), *period.where(Review.reviewed_at))
+        .where(
+            Review.user_id.in_(user_ids),
+            review_shared(class_id),
+            *period.where(Review.reviewed_at),
+        )
         .group_by(Review.user_id)
     )
     return {user_id: right / total for user_id, total, right in session.execute(query)}

@@ -138,21 +138,41 @@ def calibrate(
 
 
 def skill_records(
-    session: Session, user: User, now: datetime | None = None
+    session: Session,
+    user: User,
+    now: datetime | None = None,
+    *,
+    since: datetime | None = None,
 ) -> list[SkillRecord]:
-    """Return the learner's record per skill, in lesson and skill order."""
+    """Return the learner's record per skill, in lesson and skill order.
+
+    With `since` (what a class's teachers may see: answers and self-ratings
+    from when the learner joined), earlier ones are left out.
+    """
     now = resolve_now(now)
-    since = now - timedelta(days=RECENT_DAYS)
+    start = now - timedelta(days=RECENT_DAYS)
+    if since is not None:
+        start = max(start, since)
     rows = session.execute(
         select(ItemSkill.skill_id, Review.correct)
         .join(ItemSkill, ItemSkill.item_id == Review.item_id)
-        .where(Review.user_id == user.id, Review.reviewed_at >= since)
+        .where(Review.user_id == user.id, Review.reviewed_at >= start)
         .order_by(Review.reviewed_at.desc(), Review.id.desc())
     )
     recent: dict[str, list[bool]] = defaultdict(list)
     for skill_id, correct in rows:
         if len(recent[skill_id]) < RECENT_ANSWERS_PER_SKILL:
             recent[skill_id].append(bool(correct))
+    levels: dict[str, int] | None = None
+    if since is not None:
+        levels = {}
+        for skill_id, level in session.execute(
+            select(SelfAssessment.skill_id, SelfAssessment.level)
+            .where(SelfAssessment.user_id == user.id)
+            .where(SelfAssessment.assessed_at >= since)
+            .order_by(SelfAssessment.assessed_at, SelfAssessment.id)
+        ):
+            levels[skill_id] = level  # later rows win
     return [
         SkillRecord(
             skill_id=progress.skill_id,
@@ -161,7 +181,9 @@ def skill_records(
             mean_retrievability=progress.mean_retrievability,
             recent_answers=len(recent[progress.skill_id]),
             recent_correct=sum(recent[progress.skill_id]),
-            self_level=progress.self_assessment,
+            self_level=progress.self_assessment
+            if levels is None
+            else levels.get(progress.skill_id),
         )
         for progress in skill_progress(session, user, now)
     ]
@@ -262,10 +284,12 @@ def review_calendar(
     now: datetime | None = None,
     *,
     weeks: int = CALENDAR_WEEKS,
+    since: datetime | None = None,
 ) -> ReviewCalendar:
     """Count the learner's answers per day over the last `weeks` calendar weeks.
 
     Weeks start on Monday; the last one is the current week, up to today.
+    With `since`, answers before it are not counted (see skill_records).
     """
     now = resolve_now(now)
     settings = load_settings(session, user)
@@ -278,7 +302,7 @@ def review_calendar(
     moments = session.scalars(
         select(Review.reviewed_at).where(
             Review.user_id == user.id,
-            Review.reviewed_at >= bounds[0],
+            Review.reviewed_at >= max(bounds[0], since or bounds[0]),
             Review.reviewed_at < bounds[-1],
         )
     )

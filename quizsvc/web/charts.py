@@ -444,7 +444,11 @@ def recall_grid_svg(
     values = np.atleast_2d(np.asarray(values, dtype=np.float64))
     rows, cols = values.shape
     left = min(140, 12 + 9 * max((len(label) for label in row_labels), default=4))
-    top = 22
+    # Column labels longer than a number (skill names) are set at a slant, so
+    # the columns stay narrow; the space above grows with the longest one.
+    longest = max((len(label) for label in col_labels), default=0)
+    slanted = longest > 3
+    top = min(150, 14 + 10 * longest) if slanted else 22
     width, height = left + cols * cell + 4, top + rows * row_height + 4
     parts = [
         f'<svg class="recall-grid" role="img" viewBox="0 0 {width} {height}" '
@@ -458,6 +462,14 @@ def recall_grid_svg(
     ]
     for j, (label, full) in enumerate(zip(col_labels, col_titles, strict=True)):
         x = left + j * cell + cell / 2
+        if slanted:
+            shown = label if len(label) <= 14 else label[:13] + "…"
+            parts.append(
+                f'<text x="{x}" y="{top - 6}" text-anchor="start" class="axis" '
+                f'transform="rotate(-55 {x} {top - 6})">'
+                f"<title>{escape(full)}</title>{escape(shown)}</text>"
+            )
+            continue
         parts.append(
             f'<text x="{x}" y="15" text-anchor="middle" class="axis">'
             f"<title>{escape(full)}</title>{escape(label)}</text>"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from flask import (
     Blueprint,
-    current_app,
     flash,
     redirect,
     render_template,
@@ -15,7 +14,7 @@ from flask_babel import gettext as _
 from flask_login import login_required
 
 from quizsvc.db import get_session, transaction
-from quizsvc.extensions import limiter
+from quizsvc.extensions import join_limit
 from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError
@@ -26,6 +25,7 @@ from quizsvc.services.classes import (
     join_class,
     learner_classes,
     leave_class,
+    set_share_history,
 )
 
 bp = Blueprint("classes", __name__)
@@ -62,12 +62,12 @@ def join_link(code: str):
 
 @bp.post("/join")
 @login_required
-@limiter.limit(lambda: current_app.config["JOIN_RATE_LIMIT"])
+@join_limit
 def join():
     """Join a class as a learner."""
     form = {
         name: request.form.get(name, "")
-        for name in ("code", "student_number", "display_name")
+        for name in ("code", "student_number", "display_name", "share_history")
     }
     try:
         with transaction() as session:
@@ -77,11 +77,34 @@ def join():
                 form["code"],
                 student_number=form["student_number"],
                 display_name=form["display_name"],
+                share_history=form["share_history"],
             )
             name = membership.classroom.name
     except ServiceError as exc:
         return _page(status_of(exc), form=form, error=message_of(exc))
     flash(_("You joined %(name)s.", name=name), "success")
+    return redirect(url_for("classes.index"))
+
+
+@bp.post("/classes/<int:class_id>/sharing")
+@login_required
+def sharing(class_id: int):
+    """Share (or stop sharing) the answers from before joining with the class."""
+    share = request.form.get("share_history", "")
+    try:
+        with transaction() as session:
+            set_share_history(session, current_db_user(), class_id, share)
+    except NotFound:
+        return _page(404, error=_("You are not in that class."))
+    except ServiceError as exc:
+        return _page(status_of(exc), error=message_of(exc))
+    if share == "1":
+        flash(_("The class's teachers now also see your earlier answers."), "success")
+    else:
+        flash(
+            _("The class's teachers now see only your answers since you joined."),
+            "success",
+        )
     return redirect(url_for("classes.index"))
 
 

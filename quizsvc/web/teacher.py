@@ -10,7 +10,7 @@ class's time zone.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -34,7 +34,7 @@ from quizsvc.http.errors import message_of, messages_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language, localized
 from quizsvc.models import Classroom, User
-from quizsvc.services import ServiceError, class_reports, insights
+from quizsvc.services import InvalidInput, ServiceError, class_reports, insights
 from quizsvc.services.class_priors import (
     MIN_CLASS_LEARNERS,
     MIN_CLASS_REVIEWS,
@@ -49,7 +49,6 @@ from quizsvc.services.classes import (
     class_teachers,
     classes_of,
     create_class,
-    import_roster,
     learner_membership,
     learner_name,
     remove_learner,
@@ -58,6 +57,15 @@ from quizsvc.services.classes import (
     roster_entries,
     rotate_join_code,
     set_joining_open,
+)
+from quizsvc.services.errors import N_
+from quizsvc.services.grades import (
+    DEFAULT_RULE,
+    RETENTION_DAYS,
+    RULES,
+    grade_lesson,
+    grade_shares,
+    parse_grade_rule,
 )
 from quizsvc.web.charts import recall_grid_svg
 from quizsvc.web.learner_charts import calendar_chart
@@ -82,11 +90,11 @@ EXPORTS = (
     ("reviews", "xlsx"),
     ("summary", "csv"),
     ("summary", "xlsx"),
-    ("canvas", "csv"),
     ("xapi", "jsonl"),
     ("workbook", "xlsx"),
 )
 PROMPT_PREVIEW_CHARS = 90
+EXPLANATIONS_PER_PAGE = 20
 # Short names for the grader's misconceptions (its texts explain them at length).
 MISCONCEPTION_LABELS = {
     "no_scale": _l("Scaling left out"),
@@ -140,12 +148,22 @@ def _classroom(class_id: int) -> Classroom:
 
 
 def _period(classroom: Classroom) -> class_reports.Period:
+    """The dates asked for; a bad range is said beside the filter (a 400 with
+    the page, all dates shown) rather than replacing the page."""
     try:
         return class_reports.parse_period(
             request.args.get("from"), request.args.get("to"), classroom.timezone
         )
     except ServiceError as exc:
-        abort(400, description=message_of(exc))
+        g.period_error = message_of(exc)
+        return class_reports.Period(timezone=classroom.timezone)
+
+
+@bp.after_request
+def _bad_period_is_a_400(response):
+    if g.get("period_error") and response.status_code == 200:
+        response.status_code = 400
+    return response
 
 
 def class_time(moment: datetime | None, zone: str) -> str:
@@ -255,14 +273,68 @@ def overview(class_id: int):
         heatmap_svg=recall_grid_svg(
             heatmap.recall,
             row_labels=[names[user_id] for user_id in heatmap.user_ids],
-            col_labels=[str(j + 1) for j in range(len(heatmap.skills))],
+            col_labels=[localized(skill.title) for skill in heatmap.skills],
             col_titles=[localized(skill.title) for skill in heatmap.skills],
             title=_("Recall now per learner and skill"),
         )
         if heatmap.user_ids and heatmap.skills
         else None,
         exports=EXPORTS,
+        **_grade_view(classroom, period, rows),
     )
+
+
+def _grade_view(classroom: Classroom, period, rows) -> dict[str, Any]:
+    """The grade column by the rule and points asked for (?rule=&points=&
+    retention_date=), as the Canvas and gradebook exports will score it."""
+    args = request.args
+    form = {
+        "rule": args.get("rule") or DEFAULT_RULE,
+        "points": args.get("points") or "100",
+        "retention_date": args.get("retention_date") or "",
+        "assignment": args.get("assignment") or "",
+    }
+    session = get_session()
+    retention_default = (
+        datetime.now(UTC).astimezone(ZoneInfo(classroom.timezone)).date()
+        + timedelta(days=RETENTION_DAYS)
+    ).isoformat()
+    try:
+        rule = parse_grade_rule(
+            form["rule"],
+            form["retention_date"] if form["rule"] == "retention" else None,
+        )
+        rule.check_day(classroom.timezone)
+        try:
+            points = float(form["points"])
+        except ValueError:
+            points = float("nan")
+        if not 0 < points <= 100_000:
+            raise InvalidInput(
+                N_("points must be more than 0 and at most 100000"), field="points"
+            )
+        shares = grade_shares(
+            session, classroom, rule, grade_lesson(session, None), period=period
+        )
+    except ServiceError as exc:
+        return {
+            "grade_form": form,
+            "grade_error": message_of(exc),
+            "grade_rules": RULES,
+            "grades": {},
+            "retention_default": retention_default,
+        }
+    language = "zh-CN" if str(current_language()).startswith("zh") else "en"
+    return {
+        "grade_form": form,
+        "grade_error": None,
+        "grade_rules": RULES,
+        "grade_title": rule.title(language, classroom.timezone),
+        "grades": {
+            row.user_id: round(shares.get(row.user_id, 0.0) * points, 1) for row in rows
+        },
+        "retention_default": retention_default,
+    }
 
 
 # --- misconceptions, items, explanations, calibration --------------------------
@@ -304,23 +376,71 @@ def items(class_id: int):
 
 @bp.get("/classes/<int:class_id>/explanations")
 def explanations(class_id: int):
-    """What learners wrote after wrong answers, per item, newest first."""
+    """What learners wrote after wrong answers, newest first, 20 a page; by
+    learner (?learner=<id>) and only those not yet marked read (?unread=1)."""
     classroom = _classroom(class_id)
     period = _period(classroom)
     session = get_session()
-    entries = class_reports.class_explanations(session, classroom, period=period)
-    groups = class_reports.group_by_item(entries)
     learners = {m.user_id: learner_name(m) for m in class_learners(session, classroom)}
+    learner = request.args.get("learner", type=int)
+    if learner not in learners:
+        learner = None
+    mine = _teacher_membership(classroom)
+    unread = request.args.get("unread") == "1"
+    after = (mine.explanations_read_at if mine else None) if unread else None
+    filters = {"period": period, "user_id": learner, "written_after": after}
+    total = class_reports.count_explanations(session, classroom, **filters)
+    pages = max(1, -(-total // EXPLANATIONS_PER_PAGE))
+    page = min(max(request.args.get("page", 1, type=int) or 1, 1), pages)
+    entries = class_reports.class_explanations(
+        session,
+        classroom,
+        **filters,
+        limit=EXPLANATIONS_PER_PAGE,
+        offset=(page - 1) * EXPLANATIONS_PER_PAGE,
+    )
+    groups = class_reports.group_by_item(entries)
+    args = {**period.query_args()}
+    if learner:
+        args["learner"] = learner
+    if unread:
+        args["unread"] = "1"
     return render_template(
         "teacher/explanations.html",
         classroom=classroom,
         period=period,
         groups=groups,
-        total=len(entries),
-        shown_at_most=class_reports.EXPLANATIONS_SHOWN,
+        total=total,
+        page=page,
+        pages=pages,
+        page_args=args,
+        learner=learner,
+        unread=unread,
+        read_at=mine.explanations_read_at if mine else None,
+        can_mark_read=mine is not None,
         learners=learners,
         prompts=insights.item_prompts(session, [item for item, _e in groups]),
     )
+
+
+def _teacher_membership(classroom: Classroom):
+    """The caller's teacher membership of the class (None for an admin outside it)."""
+    me = current_db_user().id
+    return next(
+        (m for m in class_teachers(get_session(), classroom) if m.user_id == me), None
+    )
+
+
+@bp.post("/classes/<int:class_id>/explanations/read")
+def explanations_read(class_id: int):
+    """Mark every explanation written so far as read (for the unread filter)."""
+    classroom = _classroom(class_id)
+    with transaction():
+        mine = _teacher_membership(classroom)
+        if mine is not None:
+            mine.explanations_read_at = datetime.now(UTC)
+    flash(_("All explanations so far are marked read."), "success")
+    return redirect(url_for("teacher.explanations", class_id=class_id))
 
 
 @bp.get("/classes/<int:class_id>/calibration")
@@ -360,7 +480,10 @@ def learner(class_id: int, user_id: int):
         abort(404)
     user = membership.user
     now = datetime.now(UTC)
-    reviews = class_reports.recent_reviews(session, user.id)
+    # What the learner shares with the class: from joining on, unless they
+    # chose to share their earlier history (quizsvc.services.sharing).
+    since = None if membership.share_history else membership.joined_at
+    reviews = class_reports.recent_reviews(session, user.id, class_id=classroom.id)
     explanations = class_reports.class_explanations(
         session, classroom, user_id=user.id, limit=50
     )
@@ -369,8 +492,10 @@ def learner(class_id: int, user_id: int):
         classroom=classroom,
         membership=membership,
         name=learner_name(membership),
-        calendar=calendar_chart(insights.review_calendar(session, user, now)),
-        records=insights.skill_records(session, user, now),
+        calendar=calendar_chart(
+            insights.review_calendar(session, user, now, since=since)
+        ),
+        records=insights.skill_records(session, user, now, since=since),
         reviews=reviews,
         explanations=explanations,
         prompts=insights.item_prompts(
@@ -476,21 +601,4 @@ def drop_learner(class_id: int, user_id: int):
         class_id,
         lambda session, classroom: remove_learner(session, classroom, user_id),
         _("The learner was removed from this class."),
-    )
-
-
-@bp.post("/classes/<int:class_id>/roster")
-def roster(class_id: int):
-    """Replace the roster with an uploaded 学号,姓名 CSV."""
-    upload = request.files.get("roster")
-    data = upload.read() if upload is not None else b""
-    return _settings_action(
-        class_id,
-        lambda session, classroom: import_roster(session, classroom, data),
-        lambda result: _(
-            "Roster imported: %(entries)d names; %(filled)d learners in the class "
-            "got their name from it.",
-            entries=result.entries,
-            filled=result.names_filled,
-        ),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import func, select
@@ -99,15 +99,21 @@ def test_joining_reports_the_class_and_the_roster_lists_the_learner(
             "code": created["join_code"],
             "student_number": "01",
             "display_name": "安",
+            # The answer below was given an hour before joining.
+            "share_history": True,
         },
     )
     assert joined.status_code == 201
-    assert joined.json == {
+    body = dict(joined.json)
+    joined_at = body.pop("joined_at")
+    assert body == {
         "class_id": created["id"],
         "name": "高二（3）班",
         "student_number": "01",
         "display_name": "安",
+        "share_history": True,
     }
+    assert datetime.fromisoformat(joined_at) <= datetime.now(UTC)
     record(app, learner.user_id, graded_item("scores"), True, timedelta(hours=1))
     roster = teacher.get(f"/api/v1/classes/{created['id']}/learners").json
     (row,) = roster["learners"]

@@ -169,7 +169,7 @@ def test_rate_limit_counters_can_live_in_redis(database_url):
         .post(
             "/api/v1/auth/login",
             environ_base=client_address,
-            json={"username": "x", "password": "y"},
+            json={"username": f"x-{client_address['REMOTE_ADDR']}", "password": "y"},
         )
         .status_code
         for app in (first, second, first)

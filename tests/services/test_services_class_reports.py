@@ -45,7 +45,8 @@ def room(db_session, small_bank):
     }
     for number, name in enumerate(("ana", "bo", "cy"), 1):
         code = classroom.join_code
-        join_class(db_session, people[name], code, student_number=f"0{number}")
+        join_class(db_session, people[name], code, student_number=f"0{number}",
+                   now=NOW - timedelta(days=45))  # fmt: skip
     day = timedelta(days=1)
     ana, bo, eve = people["ana"], people["bo"], people["eve"]
     answer(db_session, ana, "scores-1", False, 40 * day, misconception="no_scale",
@@ -248,7 +249,7 @@ def test_median_times_are_exact(db_session, small_bank, answers):
     teacher = create_user(db_session, "wang", role="teacher")
     classroom = create_class(db_session, teacher, "班")
     learner = create_user(db_session, "ana")
-    join_class(db_session, learner, classroom.join_code)
+    join_class(db_session, learner, classroom.join_code, now=NOW - timedelta(days=9))
     rng = random.Random(answers)
     # Times cluster in a few seconds so that medians often share a second.
     durations = [rng.choice([900, 4000, 4999, 5000, 12000]) + rng.randrange(999)

@@ -90,7 +90,21 @@ ROUTES = [
     ("post", "/api/v1/classes", _row(401, 403, 403, 201, 201, 201, 201, 401)),
     ("post", "/api/v1/classes/{class}/join-code", TEACHER_API),
     ("get", "/api/v1/classes/{class}/learners", TEACHER_API),
+    ("get", "/api/v1/classes/{class}/roster", TEACHER_API),
+    # An empty body is an empty roster: a 400 for those who may send one.
+    (
+        "put",
+        "/api/v1/classes/{class}/roster",
+        _row(401, 404, 404, 404, 400, 400, 400, 401),
+    ),
+    ("get", "/teacher/classes/{class}/roster", TEACHER_PAGE),
+    ("post", "/teacher/classes/{class}/explanations/read", TEACHER_ACTION),
     ("post", "/api/v1/classes/join", _row(401, 201, 409, 201, 409, 409, 201, 401)),
+    (
+        "patch",
+        "/api/v1/classes/{class}/membership",
+        _row(401, 404, 200, 404, 404, 404, 404, 401),
+    ),
     (
         "delete",
         "/api/v1/classes/{class}/membership",
@@ -199,6 +213,8 @@ def call(world, caller: str, method: str, path: str):
         body = {"name": "新班"} if method == "post" else None
         if url.endswith("/classes/join"):
             body = {"code": code}
+        if method == "patch":
+            body = {"share_history": True}
         if body is not None:
             kwargs["json"] = body
     elif url.endswith("/teachers"):

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
+from quizsvc import scheduling
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, Membership, Review, RosterEntry, User
 from quizsvc.services.accounts import hash_password
 from quizsvc.services.classes import create_class, join_class
-from quizsvc.services.reviews import record_explanation
+from quizsvc.services.reviews import record_answer, record_explanation
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
-from tests.factories import PASSWORD, graded_item, make_learner, record, sign_in
+from tests.factories import (
+    PASSWORD,
+    csrf_token,
+    graded_item,
+    make_learner,
+    record,
+    sign_in,
+)
 
 
 @pytest.fixture
@@ -41,9 +50,12 @@ def classroom(app):
     with app.app_context():
         session = get_session()
         room = create_class(session, session.get(User, teacher), "高二（3）班")
+        # Teachers see answers from joining on: both joined before answering.
+        joined = datetime.now(UTC) - timedelta(days=10)
         join_class(session, session.get(User, ana), room.join_code,
-                   student_number="01", display_name="安娜")  # fmt: skip
-        join_class(session, session.get(User, bo), room.join_code, student_number="02")
+                   student_number="01", display_name="安娜", now=joined)  # fmt: skip
+        join_class(session, session.get(User, bo), room.join_code,
+                   student_number="02", now=joined)  # fmt: skip
         session.commit()
         ids = {"class": room.id, "ana": ana, "bo": bo, "code": room.join_code}
     scores = graded_item("scores")
@@ -312,3 +324,121 @@ def test_bad_joins_are_refused_and_write_nothing(
 def test_an_unknown_join_link_is_a_calm_404(classroom, learner_client):
     html = page(learner_client, "/join/NOPE2345", 404)
     assert "没有班级使用这个邀请码" in html
+
+
+# --- grades, dates, explanations, print (issue 21 parts 3 and 8) ---------------
+
+
+def test_the_overview_shows_the_grade_by_the_rule_chosen(teacher, classroom):
+    """Does the Grade column show what the export will hold, by rule and points?"""
+    url = f"/teacher/classes/{classroom['class']}"
+    html = page(teacher, url)
+    # ana answered 1 of 4 right (25%), bo 1 of 1: accuracy out of 100.
+    assert "成绩：正确率" in html
+    assert '<td class="grade">25.0</td>' in html
+    assert '<td class="grade">100.0</td>' in html
+    html = page(teacher, url + "?rule=accuracy&points=12")
+    assert (
+        '<td class="grade">3.0</td>' in html and '<td class="grade">12.0</td>' in html
+    )
+    html = page(teacher, url + "?rule=recall_now")
+    assert "成绩：当前记忆" in html
+    # The export form asks for the rule, points and date, and offers both files.
+    for needle in ('name="rule"', 'name="points"', 'name="retention_date"',
+                   'id="export-canvas"', 'id="export-gradebook-csv"',
+                   'formaction="/api/v1/classes/'):  # fmt: skip
+        assert needle in html, needle
+
+
+def test_a_bad_rule_or_points_is_said_beside_the_form(teacher, classroom):
+    url = f"/teacher/classes/{classroom['class']}"
+    html = page(teacher, url + "?points=0")
+    assert 'id="grade-error"' in html and "points" in html
+    html = page(teacher, url + "?rule=mastery")
+    assert "recall_now" in html
+
+
+def test_the_form_downloads_what_the_page_shows(teacher, classroom):
+    """Does the form's Canvas button, with its fields, give the page's grade?"""
+    query = "rule=accuracy&points=12&retention_date=&assignment=&lang=zh-CN"
+    response = teacher.get(
+        f"/api/v1/classes/{classroom['class']}/exports/canvas?format=csv&{query}"
+    )
+    assert response.status_code == 200
+    text = response.data.decode("utf-8-sig")
+    assert ",3.0" in text or ",3\r\n" in text
+    gradebook = teacher.get(
+        f"/api/v1/classes/{classroom['class']}/exports/gradebook?format=csv&{query}"
+    )
+    assert gradebook.status_code == 200
+    assert gradebook.data.decode("utf-8-sig").startswith("学号,姓名,成绩")
+
+
+def test_a_reversed_date_range_is_said_beside_the_filter(teacher, classroom):
+    """Is a reversed range a message by the dates, with the page still there?"""
+    html = page(
+        teacher,
+        f"/teacher/classes/{classroom['class']}?from=2026-11-02&to=2026-11-01",
+        400,
+    )
+    assert 'id="period-error"' in html and "开始日期晚于结束日期" in html
+    assert 'id="learner-table"' in html  # the dashboard, not an error page
+    assert 'value="2026-11-02"' in html  # what was typed stays to be fixed
+
+
+def test_skills_are_named_in_the_heatmap_and_the_calibration_table(teacher, classroom):
+    html = page(teacher, f"/teacher/classes/{classroom['class']}")
+    assert "skill-legend" not in html
+    calibration = page(teacher, f"/teacher/classes/{classroom['class']}/calibration")
+    assert 'class="skill-name"' in calibration
+
+
+def test_explanations_page_twenty_at_a_time_and_filter(app, teacher, classroom):
+    """With 45 explanations: 20 a page, by learner, and only the unread ones."""
+    item = graded_item("scores")
+    with app.app_context():
+        session = get_session()
+        ana, bo = (
+            session.get(User, classroom["ana"]),
+            session.get(User, classroom["bo"]),
+        )
+        for n in range(45):
+            user = ana if n % 3 else bo
+            result = record_answer(
+                session, user, item,
+                graded=scheduling.GradedAnswer(correct=False),
+                now=datetime.now(UTC) - timedelta(minutes=100 - n),
+            )  # fmt: skip
+            record_explanation(session, user, result.review_id, f"why number {n:02d}")
+        session.commit()
+    url = f"/teacher/classes/{classroom['class']}/explanations"
+    first = page(teacher, url)
+    assert first.count('class="why"') == 20
+    assert "第 1 / 3 页" in first and 'id="page-next"' in first
+    third = page(teacher, url + "?page=3")
+    assert third.count('class="why"') == 6  # 46 in all, with the fixture's one
+    bo_only = page(teacher, url + f"?learner={classroom['bo']}")
+    assert "共 15 条解释" in bo_only
+    # Mark read, then one more arrives: only it is unread.
+    teacher.post(url + "/read", data={"csrf_token": csrf_token(first)})
+    record(app, classroom["ana"], item, False, timedelta(seconds=0))
+    with app.app_context():
+        session = get_session()
+        from sqlalchemy import select
+
+        from quizsvc.models import Review
+
+        latest = session.scalar(select(Review.id).order_by(Review.id.desc()))
+        record_explanation(
+            session, session.get(User, classroom["ana"]), latest, "a fresh one"
+        )
+        session.commit()
+    unread = page(teacher, url + "?unread=1")
+    assert "共 1 条解释" in unread and "a fresh one" in unread
+
+
+def test_the_print_stylesheet_hides_the_menu_and_forms():
+    css = (Path(__file__).parents[2] / "quizsvc/static/style.css").read_text()
+    assert "@media print" in css
+    printed = css.split("@media print", 1)[1]
+    assert "header.site" in printed and "form" in printed

@@ -24,7 +24,7 @@ joined by one printf:
 
 Values stored in a form the cuts do not expect go through the generic path's
 own conversion, so the output is byte for byte the CSV writer's over the
-typed rows (tests/test_sqlite_exports.py).
+typed rows (tests/exports/test_sqlite_exports.py).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from quizsvc.exports.csv import FORMULA_TRIGGERS, csv_field, neutralize
 from quizsvc.exports.queries import Bounds, in_range
 from quizsvc.exports.sqlite_fast import shared
 from quizsvc.models import Explanation, Review
+from quizsvc.services.sharing import answer_for_teachers
 
 
 def records_query(
@@ -69,8 +70,13 @@ def records_query(
     Registers the Python functions the SELECT calls on the session's connection.
     """
     connection = session.connection()
+    since = shared.sharing_starts(connection, learners)
     people = [
-        {"user_id": user_id, "learner": "," + ",".join(map(_typed_field, row))}
+        {
+            "user_id": user_id,
+            "since": since[user_id],
+            "learner": "," + ",".join(map(_typed_field, row)),
+        }
         for user_id, *row in connection.execute(shared.people(learners))
     ]
     # The item's four fields, as the CSV writer writes its key columns.
@@ -100,7 +106,7 @@ def _typed_field(value: Any) -> str:
 
 
 # The review's text columns, which users or quizsvc filled in.
-_USER_TEXTS = (Review.answer_text, Review.misconception, Review.problem_kind)
+_USER_TEXTS = (answer_for_teachers(), Review.misconception, Review.problem_kind)
 
 
 def _csv_fields(
@@ -122,7 +128,7 @@ def _csv_fields(
         ),
         _real(Review.score),
         _number(Review.duration_ms),
-        _typed_text(Review.answer_text),
+        _typed_text(answer_for_teachers()),
         _shown_key(Review.misconception, "qz_misconception"),
         _shown_key(Review.problem_kind, "qz_problem_kind"),
         _number(Review.problem_seed),

@@ -141,14 +141,36 @@ def people(learners: Any) -> Select:
 
 
 def learner_select(record: ColumnElement[Any]) -> Select:
-    """One learner's reviews (the `user_id` parameter), oldest first."""
+    """One learner's reviews (the `user_id` parameter), oldest first, from the
+    first one they share with the class (the `since` parameter, as stored)."""
     return (
         select(record)
         .select_from(Review)
         .outerjoin(Explanation, Explanation.review_id == Review.id)
-        .where(Review.user_id == bindparam("user_id", type_=Integer))
+        .where(
+            Review.user_id == bindparam("user_id", type_=Integer),
+            stored(Review.reviewed_at) >= bindparam("since", type_=String),
+        )
         .order_by(Review.reviewed_at, Review.id)
     )
+
+
+def sharing_starts(connection: Any, learners: Any) -> dict[int, str]:
+    """Per learner, the stored time their shared answers start at: when they
+    joined, or "" (before everything) when they share their earlier history.
+
+    As stored text, because `lines` binds the later learners' values raw.
+    """
+    return {
+        user_id: "" if share_history else joined_at
+        for user_id, joined_at, share_history in connection.execute(
+            select(
+                learners.c.user_id,
+                stored(learners.c.joined_at),
+                learners.c.share_history,
+            )
+        )
+    }
 
 
 def text_or_none(value: Any) -> ColumnElement[str]:

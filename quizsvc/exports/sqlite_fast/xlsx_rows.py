@@ -34,6 +34,7 @@ from quizsvc.exports import xlsx
 from quizsvc.exports.queries import Bounds, in_range
 from quizsvc.exports.sqlite_fast import shared
 from quizsvc.models import Explanation, Review
+from quizsvc.services.sharing import answer_for_teachers
 
 
 def rows_query(
@@ -56,9 +57,11 @@ def rows_query(
     # Columns B to E: the learner's id, student number, name and username;
     # then whether the username is empty (the item's first cell says where
     # it is).
+    since = shared.sharing_starts(connection, learners)
     people = [
         {
             "user_id": user_id,
+            "since": since[user_id],
             "learner": xlsx.cells((user_id, *row), 1, gap=False),
             "username_gap": int(not xlsx.cell(row[-1])),
         }
@@ -96,7 +99,8 @@ def _xlsx_fields(
     """The row's cells: the ones SQL makes carry their reference (any may
     follow an empty value, which has no cell)."""
     kind, misconception = Review.problem_kind, Review.misconception
-    no_answer = Review.answer_text.is_(None) | (Review.answer_text == "")
+    answer = answer_for_teachers()
+    no_answer = answer.is_(None) | (answer == "")
     return [
         _xml_int(Review.id),
         # The learner's cells (B to E), made once each.
@@ -115,7 +119,7 @@ def _xlsx_fields(
         # The score, a ratio: a percentage.
         _xml_real(Review.score, xlsx.PERCENT_STYLE),
         _xml_int(Review.duration_ms, Review.score.is_(None), "O"),
-        _xml_text(Review.answer_text, Review.duration_ms.is_(None), "P"),
+        _xml_text(answer, Review.duration_ms.is_(None), "P"),
         # Misconception, kind, seed, level and permalink (Q to U): Python's
         # when there is a problem or a misconception, which are few and repeat.
         case(
