@@ -23,7 +23,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from quizsvc import problems, scheduling
+from quizsvc import item_types, problems, scheduling
 from quizsvc.models import (
     STATE_NEW,
     Card,
@@ -383,7 +383,7 @@ def _rate(
     two_button: bool,
 ) -> tuple[scheduling.Rating, str, bool, float | None, bool]:
     """Return (rating, source, correct, score, hint used) under the rating policy."""
-    if item.type == "recall":
+    if item_types.of(item.type).self_rated:
         if self_rating is None or graded is not None:
             raise InvalidInput(
                 N_("A recall item is rated by the learner (self_rating)."),

@@ -23,12 +23,12 @@ The package is split by concern: `presentation` (what the learner sees),
 (explaining, model answers, the closed-book lock), `streaks` (day counts).
 """
 
+from quizsvc.item_types import labelled
 from quizsvc.services.drill.answering import (
     AnswerFormatError,
     Submission,
-    labelled,
-    regraded_verdict,
     stored_answer,
+    stored_verdict,
     submit_answer,
 )
 from quizsvc.services.drill.explanation import (
@@ -54,6 +54,7 @@ from quizsvc.services.drill.presentation import (
     DrillStep,
     OpenDrillItem,
     PendingExplanation,
+    problem_of_open,
     question_of,
     redacted,
     reveal,
@@ -85,14 +86,15 @@ __all__ = [
     "opened_at",
     "pending_explanation",
     "preview_step",
+    "problem_of_open",
     "problem_closed",
     "question_of",
     "redacted",
-    "regraded_verdict",
     "reveal",
     "reveal_model_answer",
     "review_of",
     "reviewed_today",
     "stored_answer",
+    "stored_verdict",
     "submit_answer",
 ]

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -12,8 +10,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from quizsvc import bank as bank_module
-from quizsvc import grading, problems, scheduling
-from quizsvc.models import Item, OpenItem, Review, User
+from quizsvc import item_types, problems, scheduling
+from quizsvc.models import Item, Review, User
 from quizsvc.services.drill.presentation import (
     problem_of_open,
     question_of,
@@ -26,7 +24,6 @@ from quizsvc.services.reviews import (
     find_answer,
     get_open_item,
     lock_learner,
-    rating_refused,
     store_answer,
 )
 from quizsvc.services.settings import load_settings
@@ -96,128 +93,13 @@ class Submission:
         return data
 
 
-def _verdict_for(
-    question: bank_module.Question,
-    opened: OpenItem,
-    answer: Any,
-    rating: str | None,
-    two_button: bool,
-):
-    """Grade an answer: (GradedAnswer or None, Rating or None, verdict, extras)."""
-    if question.type == "recall":
-        try:
-            parsed = scheduling.rate_recall(rating or "", two_button=two_button)
-        except ValueError:
-            raise rating_refused(two_button) from None
-        return None, parsed, {"type": "recall", "self_rating": rating.lower()}, {}
-    if answer is None or answer == "" or answer == {}:
-        raise AnswerFormatError(N_("Type an answer first."))
-    if question.type == "generated":
-        problem = problem_of_open(opened)
-        if not isinstance(answer, dict):
-            raise InvalidInput(
-                N_(
-                    "A generated problem takes answers by name, e.g. "
-                    '{"S": "[[0.7071, 0]]"}.'
-                ),
-                field="answer",
-            )
-        verdict = grading.grade(problem, answer)
-        if verdict.format_errors:
-            labels = {ask.name: ask.label for ask in problem.ask}
-            raise AnswerFormatError.of(
-                [labelled(e, labels.get(e.quantity)) for e in verdict.format_errors],
-                [(e.quantity, e.row, e.col) for e in verdict.format_errors],
-            )
-        graded = scheduling.GradedAnswer(
-            correct=verdict.correct, score=float(verdict.score)
-        )
-        return (
-            graded,
-            None,
-            {"type": "generated", **verdict.to_dict()},
-            {
-                "problem": problem,
-                "grading_verdict": verdict,
-                "misconception": verdict.misconception,
-                "problem_kind": problem.kind,
-                "problem_seed": problem.seed,
-                "problem_level": problem.level,
-            },
-        )
-    if question.type == "ordering":
-        _check_every_step_once(question, answer)
-    check = bank_module.check_answer(question, answer)
-    if check.detail.get("invalid"):
-        raise AnswerFormatError.of([dict(check.detail["invalid"])])
-    graded = scheduling.GradedAnswer(correct=check.correct, score=float(check.score))
-    verdict = {
-        "type": question.type,
-        "correct": check.correct,
-        "score": check.score,
-        "detail": check.detail,
-    }
-    named = check.detail.get("misconceptions") or [None]
-    return graded, None, verdict, {"misconception": named[0]}
-
-
-def _check_every_step_once(question: bank_module.Question, answer: Any) -> None:
-    """Refuse an ordering picked from the list with a step left out or twice,
-    naming the steps as the learner sees them (never their ids)."""
-    if not isinstance(answer, list) or not all(isinstance(a, str) for a in answer):
-        return  # typed ids: the bank's checker reads and names them
-    steps = {step["id"]: step["text"] for step in question.data["steps"]}
-    picked = [a.strip() for a in answer if a.strip()]
-    if any(p not in steps for p in picked):
-        return
-    missing = [steps[s] for s in steps if s not in picked]
-    twice = [steps[s] for s in steps if picked.count(s) > 1]
-    if not missing and not twice:
-        return
-    named = {
-        "missing": [_quoted(text) for text in missing],
-        "twice": [_quoted(text) for text in twice],
-    }
-    if missing and twice:
-        raise AnswerFormatError(
-            N_(
-                "Use every step exactly once. Not chosen yet: %(missing)s; "
-                "chosen twice: %(twice)s."
-            ),
-            **named,
-        )
-    if missing:
-        raise AnswerFormatError(
-            N_("Use every step exactly once. Not chosen yet: %(missing)s."), **named
-        )
-    raise AnswerFormatError(
-        N_("Use every step exactly once. Chosen twice: %(twice)s."), **named
-    )
-
-
-def _quoted(text: Bilingual) -> dict[str, str]:
-    """Put a step's text in quotation marks, in each language."""
-    return {lang: f"“{pick(text, lang)}”" for lang in LANGUAGES}
-
-
-def labelled(error: grading.FormatError, label: Any) -> dict[str, str]:
-    """A format error's message with the step named as the learner sees it
-    (its label, e.g. "A′ = softmax(S + c)") instead of its internal name."""
-    message = dict(error.message)
-    if not isinstance(label, Mapping):
-        return message
-    for lang, text in message.items():
-        for separator in ("：", ": "):
-            prefix = f"{error.quantity}{separator}"
-            if text.startswith(prefix) and label.get(lang):
-                message[lang] = f"{label[lang]}{separator}{text[len(prefix) :]}"
-    return message
-
-
-def _answer_text(answer: Any) -> str | None:
-    if answer is None:
-        return None
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+def _service_error(refused: item_types.AnswerRefused) -> InvalidInput:
+    """The service's error for an answer the item type refused."""
+    if isinstance(refused, item_types.UnreadableAnswer):
+        error = AnswerFormatError(refused.message, content=refused.content)
+        error.fields = refused.fields
+        return error
+    return InvalidInput(refused.message, field=refused.field, content=refused.content)
 
 
 def submit_answer(
@@ -252,91 +134,69 @@ def submit_answer(
     item = session.get(Item, item_id)
     question = question_of(item)
     settings = load_settings(session, user)
-    graded, self_rating, verdict, extras = _verdict_for(
-        question, opened, answer, rating, settings.two_button_mode
-    )
+    item_type = item_types.of(question)
+    try:
+        graded = item_type.grade(
+            question,
+            answer,
+            problem=problem_of_open(opened),
+            rating=rating,
+            two_button=settings.two_button_mode,
+        )
+    except item_types.AnswerRefused as refused:
+        raise _service_error(refused) from None
+    problem = graded.problem
     review = store_answer(
         session,
         user,
         item,
-        graded=graded,
-        self_rating=self_rating,
+        graded=graded.graded,
+        self_rating=graded.self_rating,
         duration_ms=duration_ms,
-        answer_text=_answer_text(answer),
-        problem_kind=extras.get("problem_kind"),
-        problem_seed=extras.get("problem_seed"),
-        problem_level=extras.get("problem_level"),
-        misconception=extras.get("misconception"),
+        answer_text=item_type.answer_text(answer),
+        problem_kind=problem.kind if problem is not None else None,
+        problem_seed=problem.seed if problem is not None else None,
+        problem_level=problem.level if problem is not None else None,
+        misconception=graded.misconception,
         idempotency_key=key,
-        verdict=verdict,
+        verdict=graded.verdict,
         settings=settings,
         now=now,
     )
     return Submission(
         review=review,
         question=question,
-        verdict=verdict,
+        verdict=graded.verdict,
         replayed=False,
         next_due=review.due_after,
-        problem=extras.get("problem"),
-        grading_verdict=extras.get("grading_verdict"),
+        problem=problem,
+        grading_verdict=graded.grading_verdict,
     )
 
 
 def _replay(review: Review) -> Submission:
     """Describe a stored review again, as its first answer described it."""
     question = question_of(review.item)
-    problem = None
-    if review.problem_kind is not None:
-        problem = problems.generate(
-            review.problem_kind, int(review.problem_seed), int(review.problem_level)
-        )
-    verdict = review.verdict
-    if verdict is None:  # stored before verdicts were kept: grade it again
-        verdict = regraded_verdict(review, question, problem)
     return Submission(
         review=review,
         question=question,
-        verdict=verdict,
+        verdict=stored_verdict(review, question),
         replayed=True,
         next_due=review.due_after,
-        problem=problem,
+        problem=problem_of_open(review),
+    )
+
+
+def stored_verdict(review: Review, question: bank_module.Question) -> dict[str, Any]:
+    """The verdict stored with a review; for a review from before verdicts were
+    kept, what its row says (never a new grade of the old answer)."""
+    if review.verdict is not None:
+        return review.verdict
+    return item_types.of(question).legacy_verdict(
+        review.correct, review.score, review.rating
     )
 
 
 def stored_answer(review: Review, question: bank_module.Question) -> Any:
     """The answer as the checker took it, read back from the review log."""
-    text = review.answer_text
-    if text is None or question.type not in ("generated", "ordering", "choice"):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def regraded_verdict(
-    review: Review,
-    question: bank_module.Question,
-    problem: problems.Problem | None,
-) -> dict[str, Any]:
-    """Grade a stored answer again (same problem, same checker)."""
-    answer = stored_answer(review, question)
-    if problem is not None and isinstance(answer, dict):
-        return {"type": "generated", **grading.grade(problem, answer).to_dict()}
-    if question.type in bank_module.CHECKABLE_TYPES and answer is not None:
-        check = bank_module.check_answer(question, answer)
-        return {
-            "type": question.type,
-            "correct": check.correct,
-            "score": check.score,
-            "detail": check.detail,
-        }
-    verdict: dict[str, Any] = {
-        "type": question.type,
-        "correct": review.correct,
-        "score": review.score,
-    }
-    if question.type == "recall":
-        verdict["self_rating"] = scheduling.Rating(review.rating).name.lower()
-    return verdict
+    return item_types.of(question).stored_answer(review.answer_text)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from sqlalchemy.orm import Session, joinedload
 
+from quizsvc import item_types
 from quizsvc.models import Explanation, Item, Review, User
 from quizsvc.services.drill.opening import pending_explanation
 from quizsvc.services.drill.presentation import question_of
@@ -49,13 +50,10 @@ def reveal_model_answer(session: Session, user: User, item_id: str) -> dict[str,
     if opened is None or opened.item_id != item_id:
         raise Conflict(N_("Item %(item)s is not open in your drill."), item=item_id)
     question = question_of(session.get(Item, item_id))
-    if question.type != "recall":
+    revealed = item_types.of(question).revealed_fields(question, None)
+    if "model_answer" not in revealed:
         raise InvalidInput(N_("Only recall items show a model answer before grading."))
-    return {
-        "item_id": item_id,
-        "model_answer": question.data["model_answer"],
-        "key_points": question.data["key_points"],
-    }
+    return {"item_id": item_id, **revealed}
 
 
 def locked_note_ids(session: Session, user: User) -> set[str]:

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session, joinedload
 
-from quizsvc import problems
+from quizsvc import item_types
 from quizsvc.models import Card, Item, OpenItem, Review, User
 from quizsvc.services import resolve_now
 from quizsvc.services.drill.presentation import (
@@ -154,13 +154,7 @@ def preview_step(
     entry = plan.queue[0]
     item = session.get(Item, entry.item_id)
     question = question_of(item)
-    problem_ref: dict[str, Any] = {}
-    if question.type == "generated":
-        problem_ref = {
-            "problem_kind": question.data["kind"],
-            "problem_seed": problems.fresh_seed(),
-            "problem_level": int(question.data["level"]),
-        }
+    problem_ref = item_types.of(question).opening(question)
     return PlannedOpening(
         item=item,
         problem_ref=problem_ref,

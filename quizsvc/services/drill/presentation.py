@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from quizsvc import bank as bank_module
-from quizsvc import problems
+from quizsvc import item_types, problems
 from quizsvc.models import Item, OpenItem, Review
 
 
@@ -45,7 +45,7 @@ class OpenDrillItem:
 
     def public_dict(self, lang: str | None = None) -> dict[str, Any]:
         """What the client may show: never the answer, never the note."""
-        public = self.question.public_dict(lang)
+        public = item_types.public_dict(self.question, lang)
         public.pop("id", None)
         data: dict[str, Any] = {
             "item_id": self.item.id,
@@ -96,7 +96,8 @@ class Done:
 DrillStep = OpenDrillItem | PendingExplanation | Done
 
 
-def problem_of_open(opened: OpenItem) -> problems.Problem | None:
+def problem_of_open(opened: OpenItem | Review) -> problems.Problem | None:
+    """The generated problem an open item (or a review of one) names, if any."""
     if opened.problem_kind is None:
         return None
     return problems.generate(
@@ -104,44 +105,12 @@ def problem_of_open(opened: OpenItem) -> problems.Problem | None:
     )
 
 
-# What a generated problem's step may say before the explanation: whether it
-# was right, never the cells (a boolean matrix marked cell by cell is its answer).
-_STEP_BEFORE_EXPLANATION = ("name", "answered", "correct", "score")
-# What the learner gave, kept from a bank check's detail.
-_OWN_ANSWER = ("chosen", "order", "value", "normalized")
-
-
 def redacted(verdict: dict[str, Any]) -> dict[str, Any]:
     """A verdict before the explanation: what the learner gave and which parts
     were wrong, but not the right answer, the misconception or why."""
-    kept: dict[str, Any] = {
-        key: verdict[key]
-        for key in ("type", "correct", "score", "self_rating")
-        if key in verdict
-    }
-    detail = verdict.get("detail")
-    if isinstance(detail, dict):
-        kept.update({key: detail[key] for key in _OWN_ANSWER if key in detail})
-    if isinstance(verdict.get("steps"), list):
-        kept["steps"] = [
-            {key: step.get(key) for key in _STEP_BEFORE_EXPLANATION}
-            for step in verdict["steps"]
-        ]
-    return kept
+    return item_types.redacted(verdict)
 
 
 def reveal(question: bank_module.Question, lang: str | None = None) -> dict[str, Any]:
     """The explanation, the model answer and the note id, for after an answer."""
-    pick = (
-        (lambda text: text)
-        if lang is None
-        else (lambda text: text.get(lang) or text.get("zh-CN"))
-    )
-    data: dict[str, Any] = {
-        "explanation": pick(question.explanation),
-        "note_id": question.lesson_note,
-    }
-    if question.type == "recall":
-        data["model_answer"] = pick(question.data["model_answer"])
-        data["key_points"] = [pick(point) for point in question.data["key_points"]]
-    return data
+    return item_types.reveal(question, lang)
