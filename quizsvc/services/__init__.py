@@ -41,9 +41,12 @@ the JSON error contract and whose message is a msgid the edges translate.
 - classes: `class_for_teacher(session, user, class_id) -> Classroom | None` (the
   access rule: teachers of the class and admins), `class_learners(session,
   classroom) -> list[Membership]`, `create_class`, `join_class`, `leave_class`,
-  `rotate_join_code`, `add_co_teacher`, `import_roster`, ...
-- class_reports: `class_overview`, `class_misconceptions`, `class_items`,
-  `class_explanations`, `class_calibration` (set-based over a class's learners).
+  `rotate_join_code`, `add_co_teacher`, ...
+- rosters: `parse_roster`, `import_roster`, `roster_entries` (also importable
+  from classes).
+- class_reports (a package, one module per dashboard tab): `class_overview`,
+  `class_misconceptions`, `class_items`, `class_explanations`,
+  `class_calibration` (set-based over a class's learners).
 - demo: `seed_demo_data(engine, *, learners, reviews, ...) -> DemoSummary`
   (bulk, commits in chunks: for benchmarks and demos, not for requests).
 """
