@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import click
@@ -12,6 +11,7 @@ from quizsvc import item_types
 from quizsvc.bank import Bank, BankError, Question
 from quizsvc.bank.ideas import coverage
 from quizsvc.commands.options import lang_option
+from quizsvc.problems import fresh_seed
 
 # Headings of `questions show`, in the learner's language.
 LABELS = {
@@ -206,7 +206,7 @@ def show_command(
             _unknown_id_message(question_id, bank), param_hint="ID"
         )
     if seed is None:
-        seed = random.SystemRandom().randrange(2**31)
+        seed = fresh_seed()
     click.echo(render_question(question, bank, lang, seed))
 
 
