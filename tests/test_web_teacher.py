@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 
@@ -313,3 +314,23 @@ def test_bad_joins_are_refused_and_write_nothing(
 def test_an_unknown_join_link_is_a_calm_404(classroom, learner_client):
     html = page(learner_client, "/join/NOPE2345", 404)
     assert "没有班级使用这个邀请码" in html
+
+
+def test_the_learner_page_shows_answers_as_people_read_them(app, teacher, classroom):
+    """Does the teacher see option texts, step texts and matrices as rows of
+    plain numbers, never option ids, step ids or JSON (issue 21 part 2)?"""
+    ana = classroom["ana"]
+    steps = ["scale-mask", "dot", "shift", "exp", "normalize", "weighted-sum"]
+    record(app, ana, "l16-qkv-which-carries-content", False, timedelta(hours=3),
+           answer_text="d")  # fmt: skip
+    record(app, ana, "l16-hand-order-of-steps", False, timedelta(hours=2),
+           answer_text=json.dumps(steps))  # fmt: skip
+    record(app, ana, "l16-hand-generated-small", False, timedelta(hours=1),
+           answer_text=json.dumps({"S": [["0", "4"], ["0", "２"]]}))  # fmt: skip
+    url = f"/teacher/classes/{classroom['class']}/learners/{ana}"
+    html = page(teacher, url)
+    assert "分数矩阵 S = QKᵀ/√d" in html
+    assert "算出每个 query 与每个 key 的点积 QKᵀ" in html and "scale-mask" not in html
+    assert "S = [[0, 4], [0, 2]]" in html and "２" not in html
+    english = page(teacher, url + "?lang=en")
+    assert "The score matrix S = QKᵀ/√d" in english

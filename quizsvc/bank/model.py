@@ -117,6 +117,22 @@ class Question:
     data: dict
     content_hash: str
 
+    @classmethod
+    def from_dict(cls, content: dict[str, Any]) -> Question:
+        """Rebuild a question from its `to_dict()` (as an item row stores it)."""
+        return cls(
+            id=content["id"],
+            lesson_id=content["lesson_id"],
+            type=content["type"],
+            skills=tuple(content["skills"]),
+            prompt=content["prompt"],
+            explanation=content["explanation"],
+            lesson_note=content["lesson_note"],
+            difficulty=content.get("difficulty"),
+            data=content["data"],
+            content_hash=content["content_hash"],
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """Return every field, JSON-serializable (±inf in inputs as strings)."""
         return {

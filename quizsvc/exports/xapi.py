@@ -128,6 +128,7 @@ def review_statement(
     answer: str | None,
     misconception: str | None = None,
     permalink: str | None = None,
+    readable_answer: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Build the xAPI statement for one review; `base_url` is the instance IRI."""
     base = base_iri(base_url)
@@ -157,6 +158,10 @@ def review_statement(
         if interaction_type == "numeric" and response != answer:
             # What the learner typed, when the number had to be read from it.
             extensions[f"{base}xapi/typed-response"] = answer
+    if readable_answer:
+        # The response keeps the ids xAPI asks for; people read option texts,
+        # step texts and matrices as rows, in each language.
+        extensions[f"{base}xapi/readable-response"] = _language_map(readable_answer)
     if duration_ms is not None:
         result["duration"] = iso_duration(duration_ms)
     lesson: dict[str, Any] = {

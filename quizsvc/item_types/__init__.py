@@ -99,4 +99,9 @@ def readable_answer(question: Question | None, text: str | None, lang: str) -> s
     texts in order, matrices as [[…],[…]] rows of plain numbers."""
     if question is None:
         return text or ""
-    return of(question).readable(question, text, lang)
+    try:
+        return of(question).readable(question, text, lang)
+    except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError):
+        # An item whose stored content lacks what its type reads (an old or
+        # hand-made row): the answer is still shown, as stored.
+        return text or ""

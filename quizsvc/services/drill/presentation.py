@@ -15,19 +15,7 @@ from quizsvc.models import Item, OpenItem, Review
 
 def question_of(item: Item) -> bank_module.Question:
     """Rebuild the bank question stored (at sync time) in an item row."""
-    content = item.content
-    return bank_module.Question(
-        id=content["id"],
-        lesson_id=content["lesson_id"],
-        type=content["type"],
-        skills=tuple(content["skills"]),
-        prompt=content["prompt"],
-        explanation=content["explanation"],
-        lesson_note=content["lesson_note"],
-        difficulty=content.get("difficulty"),
-        data=content["data"],
-        content_hash=content["content_hash"],
-    )
+    return bank_module.Question.from_dict(item.content)
 
 
 @dataclass(frozen=True)
