@@ -31,7 +31,6 @@ FORBIDDEN_KEYS = {
     "missed",
     "wrong",
     "first_wrong",
-    "ok",
     "note_id",
 }
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from quizsvc import bank, grading, item_types
+from quizsvc import bank, grading, item_types, problems
 from tests.learnerutil import real_bank
 from tests.webutil import open_for
 
@@ -163,3 +163,46 @@ def test_a_generated_result_shows_the_stored_steps(
     _refuse_grading(monkeypatch)
     html = client.get(f"/drill/result/{review_id}").get_data(as_text=True)
     assert 'class="steps"' in html and 'class="bad"' in html
+
+
+def test_a_redacted_generated_verdict_keeps_matrix_marks_not_mask_marks():
+    """Before the why: ✓/✗ per cell of a matrix of numbers (the learner's own
+    cells), but not of a boolean mask, whose marks would be its answer; no
+    misconception, feedback or right value (issue 20 part 4)."""
+    problem = problems.generate("causal", 3, 1)
+    answers = {a.name: problem.answer_json(a.name) for a in problem.ask}
+    visible = answers["visible"]
+    visible[0][-1] = not visible[0][-1]
+    scores = answers["S"]
+    scores[-1][0] = 99.0
+    verdict = {"type": "generated", **grading.grade(problem, answers).to_dict()}
+    shown = item_types.redacted(verdict, problem)
+    steps = {step["name"]: step for step in shown["steps"]}
+    assert "ok" not in steps["visible"]
+    assert steps["S"]["ok"][-1][0] is False and steps["S"]["ok"][0][0] is True
+    keys = set(shown) | {key for step in shown["steps"] for key in step}
+    assert not keys & {"misconception", "misconception_step", "feedback", "expected"}
+    # Without the problem, no marks at all (nothing says which are masks).
+    assert all("ok" not in step for step in item_types.redacted(verdict)["steps"])
+
+
+def test_the_api_shows_per_cell_marks_before_the_why(app, learner_client, learner):
+    open_for(
+        app,
+        learner,
+        GENERATED,
+        problem_kind="attention",
+        problem_seed=7,
+        problem_level=1,
+    )
+    learner_client.get("/drill")
+    answer = {"S": "[[0, 1], [0, -1]]", "A": "[[1, 0], [1, 0]]", "O": "1,1;1,1"}
+    response = learner_client.post(
+        "/api/v1/drill/answer",
+        json={"item_id": GENERATED, "answer": answer, "idempotency_key": "cells"},
+    )
+    assert response.json["requires_explanation"] is True
+    steps = {step["name"]: step for step in response.json["verdict"]["steps"]}
+    assert steps["S"]["ok"] == [[True, False], [True, True]]
+    assert "misconception" not in response.json["verdict"]
+    assert "explanation" not in response.json

@@ -79,9 +79,10 @@ def public_dict(question: Question, lang: str | None = None) -> dict[str, Any]:
     return public
 
 
-def redacted(verdict: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored verdict as it may be shown before the learner's explanation."""
-    return of(str(verdict.get("type", "recall"))).redact(verdict)
+def redacted(verdict: Mapping[str, Any], problem: Any = None) -> dict[str, Any]:
+    """A stored verdict as it may be shown before the learner's explanation
+    (`problem`: the generated problem it grades, for its per-cell marks)."""
+    return of(str(verdict.get("type", "recall"))).redact(verdict, problem)
 
 
 def reveal(question: Question, lang: str | None = None) -> dict[str, Any]:

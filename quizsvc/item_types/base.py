@@ -154,7 +154,9 @@ class ItemType:
 
     # --- after the answer --------------------------------------------------
 
-    def redact(self, verdict: Mapping[str, Any]) -> dict[str, Any]:
+    def redact(
+        self, verdict: Mapping[str, Any], problem: problems.Problem | None = None
+    ) -> dict[str, Any]:
         """A verdict before the explanation: what the learner gave and which parts
         were wrong, but not the right answer, the misconception or why."""
         kept = {

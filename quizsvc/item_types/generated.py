@@ -21,8 +21,11 @@ from quizsvc.parsing import parse_matrix, parse_value
 
 MATRIX_FORMATS = ("matrix", "boolean_matrix")
 # What a generated problem's step may say before the explanation: whether it
-# was right, never the cells (a boolean matrix marked cell by cell is its answer).
+# was right and, for a matrix of numbers, which of the learner's own cells were
+# (`ok`, cell by cell: no right value). A boolean matrix marked cell by cell
+# would be its answer, so its marks wait for the explanation.
 STEP_BEFORE_EXPLANATION = ("name", "answered", "correct", "score")
+MARKED_BEFORE_EXPLANATION = ("matrix",)
 
 
 def collect_answers(form: Any, asks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -167,13 +170,20 @@ class Generated(ItemType):
             grading_verdict=verdict,
         )
 
-    def redact(self, verdict):
+    def redact(self, verdict, problem=None):
         kept = super().redact(verdict)
-        if isinstance(verdict.get("steps"), list):
-            kept["steps"] = [
-                {key: step.get(key) for key in STEP_BEFORE_EXPLANATION}
-                for step in verdict["steps"]
-            ]
+        if not isinstance(verdict.get("steps"), list):
+            return kept
+        formats = {ask.name: ask.format for ask in problem.ask} if problem else {}
+        steps = []
+        for step in verdict["steps"]:
+            shown = {key: step.get(key) for key in STEP_BEFORE_EXPLANATION}
+            if formats.get(step.get("name")) in MARKED_BEFORE_EXPLANATION and (
+                isinstance(step.get("ok"), list)
+            ):
+                shown["ok"] = step["ok"]
+            steps.append(shown)
+        kept["steps"] = steps
         return kept
 
     def readable(self, question, text, lang):

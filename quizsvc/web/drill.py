@@ -206,6 +206,10 @@ def _details(review: Review) -> dict[str, Any]:
     if problem is not None:
         values = _grid_values(details["problem"], details["answers"])
         move_paste_into_grid(problem, details["answers"], values)
+        if not review.correct and review.explanation is None:
+            # Before the why: the learner's own cells, marked ✓/✗ where the
+            # marks give no right value away (never a boolean matrix's).
+            verdict = drill.redacted(verdict, problem)
         details.update(grid=values, marks=stored_cell_marks(verdict))
     details.update(drill.reveal(question, lang))
     return details

@@ -81,7 +81,7 @@ class Submission:
             "correct": self.review.correct,
             "score": self.review.score,
             "rating": scheduling.Rating(self.review.rating).name.lower(),
-            "verdict": redacted(self.verdict)
+            "verdict": redacted(self.verdict, self.problem)
             if self.requires_explanation
             else self.verdict,
             "requires_explanation": self.requires_explanation,

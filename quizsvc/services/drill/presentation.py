@@ -93,10 +93,13 @@ def problem_of_open(opened: OpenItem | Review) -> problems.Problem | None:
     )
 
 
-def redacted(verdict: dict[str, Any]) -> dict[str, Any]:
+def redacted(
+    verdict: dict[str, Any], problem: problems.Problem | None = None
+) -> dict[str, Any]:
     """A verdict before the explanation: what the learner gave and which parts
-    were wrong, but not the right answer, the misconception or why."""
-    return item_types.redacted(verdict)
+    (cells of a matrix too) were wrong, but not the right answer, the
+    misconception or why."""
+    return item_types.redacted(verdict, problem)
 
 
 def reveal(question: bank_module.Question, lang: str | None = None) -> dict[str, Any]:
