@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
+from quizsvc import item_types
 from quizsvc.parsing import parse_scalar
 
 ANSWERED = {
@@ -31,16 +32,9 @@ ANSWERED = {
 }
 INTERACTION = "http://adlnet.gov/expapi/activities/cmi.interaction"
 LESSON_TYPE = "http://adlnet.gov/expapi/activities/lesson"
-# quizsvc's item types as cmi.interaction types. A recall item is rated by the
-# learner against a model answer and a generated item asks for whole matrices:
-# neither fits a narrower type.
+# quizsvc's item types as cmi.interaction types (each type names its own).
 INTERACTION_TYPES = {
-    "choice": "choice",
-    "numeric": "numeric",
-    "cloze": "fill-in",
-    "ordering": "sequencing",
-    "recall": "other",
-    "generated": "other",
+    name: item_type.xapi_interaction for name, item_type in item_types.REGISTRY.items()
 }
 # cmi.interaction responses list several choices or steps joined by "[,]".
 _LIST_RESPONSES = {"choice", "sequencing"}

@@ -65,6 +65,7 @@ def _ids(value: Any, splitter: str) -> list[str] | None:
 
 class Choice(Checked):
     name = "choice"
+    xapi_interaction = "choice"
     json_answer = True
     own_answer_keys = ("chosen",)
 
@@ -135,6 +136,7 @@ class Choice(Checked):
 
 class Numeric(Checked):
     name = "numeric"
+    xapi_interaction = "numeric"
     own_answer_keys = ("value",)
 
     def public_fields(self, question, lang):
@@ -155,6 +157,7 @@ class Numeric(Checked):
 
 class Cloze(Checked):
     name = "cloze"
+    xapi_interaction = "fill-in"
     own_answer_keys = ("normalized",)
 
     def expected_lines(self, question, lang):
@@ -176,6 +179,7 @@ class Cloze(Checked):
 
 class Ordering(Checked):
     name = "ordering"
+    xapi_interaction = "sequencing"
     json_answer = True
     own_answer_keys = ("order",)
 

@@ -100,6 +100,9 @@ class ItemType:
     json_answer = False
     # What a bank check's detail keeps before the explanation: the learner's own.
     own_answer_keys: tuple[str, ...] = ()
+    # The xAPI cmi.interaction type its answers are reported as ("other": a
+    # self-rated recall or whole matrices fit no narrower type).
+    xapi_interaction = "other"
 
     # --- before the answer -------------------------------------------------
 
