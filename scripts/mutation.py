@@ -92,6 +92,7 @@ TESTS = {
     "web": ["test_lab", "test_api_practice", "test_web_practice"],
     "drill": [
         "test_pinned_services",
+        "test_item_types",
         "test_api_drill",
         "test_web_drill",
         "test_web_progress",

@@ -206,3 +206,10 @@ def test_the_api_shows_per_cell_marks_before_the_why(app, learner_client, learne
     assert steps["S"]["ok"] == [[True, False], [True, True]]
     assert "misconception" not in response.json["verdict"]
     assert "explanation" not in response.json
+    # A retry with the same key replays the same redacted verdict, marks and all.
+    again = learner_client.post(
+        "/api/v1/drill/answer",
+        json={"item_id": GENERATED, "answer": answer, "idempotency_key": "cells"},
+    )
+    assert again.json["replayed"] is True
+    assert again.json["verdict"] == response.json["verdict"]

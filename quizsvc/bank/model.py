@@ -16,7 +16,6 @@ from typing import Any
 
 LANGUAGES = ("zh-CN", "en")
 QUESTION_TYPES = ("choice", "numeric", "cloze", "recall", "ordering", "generated")
-CHECKABLE_TYPES = ("choice", "numeric", "cloze", "ordering")
 DIFFICULTIES = (1, 2, 3)
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "questions"
 LESSON_FILE = "lesson.toml"

@@ -23,8 +23,6 @@ from quizsvc.item_types.base import (
 class Checked(ItemType):
     """An answer the bank's checker grades: right or wrong, and a score."""
 
-    checkable = True
-
     def check_shape(self, question: Question, answer: Any) -> None:
         """Refuse, before checking, an answer the type can name the fault of."""
 

@@ -92,8 +92,6 @@ class ItemType:
     """The defaults; each type overrides what is its own."""
 
     name = ""
-    # Checked by the bank's checker (quizsvc.bank.check_answer).
-    checkable = False
     # Rated by the learner (no checker): the answer is a private note.
     self_rated = False
     # Stored answers that are JSON (a list, a mapping), not text as typed.
