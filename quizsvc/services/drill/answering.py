@@ -27,11 +27,13 @@ from quizsvc.services.reviews import (
     store_answer,
 )
 from quizsvc.services.settings import load_settings
-from quizsvc.text import LANGUAGES, Bilingual, pick
 
 
 class AnswerFormatError(InvalidInput):
-    """The answer could not be read; it is not an attempt and costs nothing."""
+    """The answer could not be read; it is not an attempt and costs nothing.
+
+    The service's form of an item type's UnreadableAnswer (quizsvc.item_types).
+    """
 
     code = "format_error"
     field = "answer"
@@ -39,22 +41,6 @@ class AnswerFormatError(InvalidInput):
     # (ask, row, column) of each unreadable entry of a generated problem, so a
     # page can point at the cell at fault.
     fields: tuple[tuple[str, int | None, int | None], ...] = ()
-
-    @classmethod
-    def of(
-        cls,
-        remarks: list[Bilingual],
-        fields: list[tuple[str, int | None, int | None]] | None = None,
-    ) -> AnswerFormatError:
-        """Build the error from the grader's or the checker's remarks (bilingual)."""
-        error = cls(
-            content={
-                lang: " ".join(pick(remark, lang) for remark in remarks)
-                for lang in LANGUAGES
-            }
-        )
-        error.fields = tuple(fields or ())
-        return error
 
 
 @dataclass(frozen=True)
