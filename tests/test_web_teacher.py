@@ -326,7 +326,17 @@ def test_the_learner_page_shows_answers_as_people_read_them(app, teacher, classr
     record(app, ana, "l16-hand-order-of-steps", False, timedelta(hours=2),
            answer_text=json.dumps(steps))  # fmt: skip
     record(app, ana, "l16-hand-generated-small", False, timedelta(hours=1),
-           answer_text=json.dumps({"S": [["0", "4"], ["0", "２"]]}))  # fmt: skip
+           answer_text=json.dumps({"S": [["0", "4"], ["0", "２"]]}),
+           misconception="no_scale")  # fmt: skip
+    with app.app_context():
+        session = get_session()
+        latest = session.scalar(select(func.max(Review.id)))
+        record_explanation(session, session.get(User, ana), latest, "忘了除以根号 d")
+        session.commit()
+    base = f"/teacher/classes/{classroom['class']}"
+    for tab in ("misconceptions", "explanations"):
+        shown = page(teacher, f"{base}/{tab}")
+        assert "S = [[0, 4], [0, 2]]" in shown and "[&#34;0&#34;" not in shown, tab
     url = f"/teacher/classes/{classroom['class']}/learners/{ana}"
     html = page(teacher, url)
     assert "分数矩阵 S = QKᵀ/√d" in html
