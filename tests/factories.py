@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import openpyxl
@@ -16,13 +17,59 @@ from sqlalchemy.orm import Session
 
 from quizsvc import bank, bank_source, scheduling
 from quizsvc.db import get_session
-from quizsvc.models import Classroom, User
+from quizsvc.models import Classroom, Item, Review, User
 from quizsvc.services.accounts import register
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.classes import create_class, join_class, leave_class
-from quizsvc.services.reviews import open_item, record_answer, record_explanation
+from quizsvc.services.reviews import (
+    check_key,
+    lock_learner,
+    open_item,
+    record_explanation,
+    store_answer,
+)
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
+
+# --- Recording an answer as the drill stores it. `submit_answer` is the one way
+# quizsvc records an answer (it opens, grades, stores and replays a retried key);
+# tests that only need a history store through the same `store_answer` here,
+# skipping opening and grading. It never replays a key: retry tests use
+# `submit_answer`.
+
+
+def record_answer(
+    session: Session,
+    user: User,
+    item_id: str,
+    *,
+    graded: scheduling.GradedAnswer | None = None,
+    self_rating: str | scheduling.Rating | None = None,
+    idempotency_key: str | None = None,
+    now: datetime | None = None,
+    **fields: Any,
+) -> Review:
+    """Store one answer to `item_id` and reschedule its card; return the review.
+
+    Auto-graded items take `graded`; recall items the learner's `self_rating`.
+    `fields` are the review's other columns (duration_ms, answer_text,
+    problem_kind/seed/level, misconception, verdict).
+    """
+    item = session.get(Item, item_id)
+    assert item is not None, f"no item {item_id!r} in the test bank"
+    key = check_key(idempotency_key)
+    lock_learner(session, user)
+    return store_answer(
+        session,
+        user,
+        item,
+        graded=graded,
+        self_rating=self_rating,
+        idempotency_key=key,
+        now=now,
+        **fields,
+    )
+
 
 # --- Helpers for tests of the pages and the API: learners, sign-in, open items.
 
@@ -179,7 +226,7 @@ def answer(session, user, item_id, at, *, correct=True, score=None, **extra) -> 
             correct=correct, score=(1.0 if correct else 0.0) if score is None else score
         )
         result = record_answer(session, user, item_id, graded=graded, now=at, **extra)
-    return result.review_id
+    return result.id
 
 
 def build_class_history(session: Session, bank) -> ClassHistory:

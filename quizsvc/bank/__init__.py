@@ -24,7 +24,6 @@ database sync and the web drill build on this, never the other way round.
 from quizsvc.bank.answers import check_answer, format_answer
 from quizsvc.bank.equivalence import canonical_answer
 from quizsvc.bank.model import (
-    CHECKABLE_TYPES,
     DEFAULT_PATH,
     LANGUAGES,
     QUESTION_TYPES,
@@ -43,7 +42,6 @@ from quizsvc.bank.model import (
 from quizsvc.bank.read import display_path, lint, load, validate
 
 __all__ = [
-    "CHECKABLE_TYPES",
     "DEFAULT_PATH",
     "LANGUAGES",
     "QUESTION_TYPES",

@@ -16,7 +16,6 @@ from typing import Any
 
 LANGUAGES = ("zh-CN", "en")
 QUESTION_TYPES = ("choice", "numeric", "cloze", "recall", "ordering", "generated")
-CHECKABLE_TYPES = ("choice", "numeric", "cloze", "ordering")
 DIFFICULTIES = (1, 2, 3)
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "questions"
 LESSON_FILE = "lesson.toml"
@@ -117,33 +116,21 @@ class Question:
     data: dict
     content_hash: str
 
-    def public_dict(self, lang: str | None = None) -> dict[str, Any]:
-        """Return what a learner may see before answering (never the answer)."""
-        public: dict[str, Any] = {
-            "id": self.id,
-            "lesson_id": self.lesson_id,
-            "type": self.type,
-            "skills": list(self.skills),
-            "difficulty": self.difficulty,
-            "prompt": _pick(self.prompt, lang),
-        }
-        if self.type == "choice":
-            public["multiple"] = self.data["multiple"]
-            public["options"] = [
-                {"id": option["id"], "text": _pick(option["text"], lang)}
-                for option in self.data["options"]
-            ]
-        elif self.type == "numeric":
-            public["tolerance"] = self.data["tolerance"]
-        elif self.type == "ordering":
-            public["steps"] = [
-                {"id": step["id"], "text": _pick(step["text"], lang)}
-                for step in presented_steps(self)
-            ]
-        elif self.type == "generated":
-            public["kind"] = self.data["kind"]
-            public["level"] = self.data["level"]
-        return public
+    @classmethod
+    def from_dict(cls, content: dict[str, Any]) -> Question:
+        """Rebuild a question from its `to_dict()` (as an item row stores it)."""
+        return cls(
+            id=content["id"],
+            lesson_id=content["lesson_id"],
+            type=content["type"],
+            skills=tuple(content["skills"]),
+            prompt=content["prompt"],
+            explanation=content["explanation"],
+            lesson_note=content["lesson_note"],
+            difficulty=content.get("difficulty"),
+            data=content["data"],
+            content_hash=content["content_hash"],
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Return every field, JSON-serializable (±inf in inputs as strings)."""
@@ -192,12 +179,6 @@ class AnswerCheck:
     score: float
     expected: str
     detail: dict
-
-
-def _pick(text: dict, lang: str | None) -> Any:
-    if lang is None:
-        return dict(text)
-    return text.get(lang) or text["zh-CN"]
 
 
 def _json_safe(value: Any) -> Any:

@@ -68,6 +68,12 @@ def show_correct(value: Any, language: str) -> Any:
     return name.get(language, value) if name else value
 
 
+def readable(value: Any, language: str) -> Any:
+    """Show an answer as people read it (bilingual, from the item type) in a
+    language; JSON lines keep both languages."""
+    return pick(value, language) if isinstance(value, Mapping) else value
+
+
 @dataclass(frozen=True)
 class Labels:
     """The names an export shows for the bank's skills and lessons."""

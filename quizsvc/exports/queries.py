@@ -8,15 +8,18 @@ session given, which must stay open until then.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import DateTime, Select, case, func, select, type_coerce
 from sqlalchemy.orm import Session
 
+from quizsvc import item_types
+from quizsvc.bank import Question
 from quizsvc.models import (
     Classroom,
     Explanation,
@@ -64,6 +67,32 @@ def items(session: Session) -> dict[str, ItemInfo]:
             select(Item.id, Item.type, Item.lesson_id, Item.content)
         )
     }
+
+
+def readable_answers(session: Session) -> Callable[[str, str | None], Any]:
+    """Return how an answer to an item reads to people, in both languages:
+    (item id, answer as stored) -> {"zh-CN": …, "en": …}, None for no answer.
+
+    Through the item-type registry: option texts, step texts in order,
+    matrices as [[…],[…]] rows of plain numbers. Answers repeat (the same
+    option, the same blank), so each is worked out once.
+    """
+    questions = {
+        item_id: Question.from_dict(content)
+        for item_id, content in session.execute(select(Item.id, Item.content))
+    }
+
+    @lru_cache(maxsize=4096)
+    def readable(item_id: str, text: str | None) -> dict[str, str] | None:
+        if text is None:
+            return None
+        question = questions.get(item_id)
+        return {
+            lang: item_types.readable_answer(question, text, lang)
+            for lang in ("zh-CN", "en")
+        }
+
+    return readable
 
 
 def class_learners(classroom: Classroom):
@@ -183,6 +212,7 @@ def review_rows(
         item_id: (info.type, info.skills, info.lesson_id)
         for item_id, info in items(session).items()
     }
+    readable = readable_answers(session)
     for (review_id, user_id, number, name, username, item_id, moment, rating,
          correct, score, duration, answer, misconception, kind, seed, level,
          explanation) in streamed(session, query):  # fmt: skip
@@ -192,7 +222,8 @@ def review_rows(
         yield (
             review_id, user_id, number, name, username, item_id, item_type,
             skills, lesson_id, moment, moment.astimezone(zone), rating,
-            correct, score, duration, answer, misconception, kind, seed, level,
+            correct, score, duration, readable(item_id, answer), answer,
+            misconception, kind, seed, level,
             f"{base}practice/{kind}/{level}/{seed}" if kind else None,
             explanation,
         )  # fmt: skip

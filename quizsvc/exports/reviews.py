@@ -62,7 +62,11 @@ def review_columns(labels: Labels, *, own: bool = False) -> tuple[Column, ...]:
         column("correct", "Correct", "是否正确", "bool", labels_module.show_correct),
         column("score", "Score (share)", "得分率", "ratio"),
         column("duration_ms", "Time taken (ms)", "用时（毫秒）", "int"),
-        column("answer", "Answer as typed", "作答原文"),
+        # The answer as people read it (option and step texts, matrices as
+        # rows of plain numbers), in the file's language; beside it the answer
+        # as stored, for programs.
+        column("answer", "Answer", "作答", "text", labels_module.readable),
+        column("answer_raw", "Answer as stored", "作答原始数据"),
         column(
             "misconception",
             "Misconception",
@@ -129,7 +133,7 @@ def xapi_table(session: Session, classroom: Classroom, options: ExportOptions) -
         for row in queries.review_rows(session, query, zone, options.base):
             (review_id, user_id, _number, name, username, item_id, item_type,
              _skills, lesson_id, moment, _local, _rating, correct, score, duration,
-             answer, misconception, _kind, _seed, _level, permalink,
+             readable, answer, misconception, _kind, _seed, _level, permalink,
              _explanation) = row  # fmt: skip
             yield (
                 review_statement(
@@ -147,6 +151,7 @@ def xapi_table(session: Session, classroom: Classroom, options: ExportOptions) -
                     score=score,
                     duration_ms=duration,
                     answer=answer,
+                    readable_answer=readable,
                     misconception=misconception,
                     permalink=permalink,
                 ),

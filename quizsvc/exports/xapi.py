@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
+from quizsvc import item_types
 from quizsvc.parsing import parse_scalar
 
 ANSWERED = {
@@ -31,16 +32,9 @@ ANSWERED = {
 }
 INTERACTION = "http://adlnet.gov/expapi/activities/cmi.interaction"
 LESSON_TYPE = "http://adlnet.gov/expapi/activities/lesson"
-# quizsvc's item types as cmi.interaction types. A recall item is rated by the
-# learner against a model answer and a generated item asks for whole matrices:
-# neither fits a narrower type.
+# quizsvc's item types as cmi.interaction types (each type names its own).
 INTERACTION_TYPES = {
-    "choice": "choice",
-    "numeric": "numeric",
-    "cloze": "fill-in",
-    "ordering": "sequencing",
-    "recall": "other",
-    "generated": "other",
+    name: item_type.xapi_interaction for name, item_type in item_types.REGISTRY.items()
 }
 # cmi.interaction responses list several choices or steps joined by "[,]".
 _LIST_RESPONSES = {"choice", "sequencing"}
@@ -128,6 +122,7 @@ def review_statement(
     answer: str | None,
     misconception: str | None = None,
     permalink: str | None = None,
+    readable_answer: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Build the xAPI statement for one review; `base_url` is the instance IRI."""
     base = base_iri(base_url)
@@ -157,6 +152,10 @@ def review_statement(
         if interaction_type == "numeric" and response != answer:
             # What the learner typed, when the number had to be read from it.
             extensions[f"{base}xapi/typed-response"] = answer
+    if readable_answer:
+        # The response keeps the ids xAPI asks for; people read option texts,
+        # step texts and matrices as rows, in each language.
+        extensions[f"{base}xapi/readable-response"] = _language_map(readable_answer)
     if duration_ms is not None:
         result["duration"] = iso_duration(duration_ms)
     lesson: dict[str, Any] = {

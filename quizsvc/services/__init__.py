@@ -19,13 +19,12 @@ the JSON error contract and whose message is a msgid the edges translate.
   `update_settings(session, user, **changes)`.
 - bank_sync: `sync_bank(session, bank, *, now=None) -> SyncReport`.
 - queue: `build_daily_queue(session, user, now=None) -> list[QueueEntry]`.
-- reviews: `record_answer(session, user, item_id, *, graded=None, self_rating=None,
-  duration_ms=None, answer_text=None, problem_kind=None, problem_seed=None,
-  problem_level=None, misconception=None, idempotency_key=None, now=None)
-  -> RecordResult` (the stored `Review` and whether it was a replay),
-  `lock_learner(session, user)` (serializes one learner's drill writes),
-  `find_answer(session, user, key)`, `store_answer(session, user, item, ...)`
-  (record_answer's parts, for callers that grade in between),
+- drill: `submit_answer(session, user, item_id, *, answer=None, rating=None,
+  duration_ms=None, idempotency_key=None, now=None) -> Submission`, the one
+  way an answer is recorded (grades, stores, replays a retried key).
+- reviews: `lock_learner(session, user)` (serializes one learner's drill
+  writes), `find_answer(session, user, key)`, `store_answer(session, user,
+  item, ...)` (what submit_answer stores with),
   `record_explanation(session, user, review_id, text, *, now=None)`,
   `open_item(session, user, item_id, *, problem_kind=None, problem_seed=None,
   problem_level=None, day_position=None, day_total=None, now=None,

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import Connection, Engine, func, insert, select, text
 
-from quizsvc import scheduling
+from quizsvc import item_types, scheduling
 from quizsvc.db.engine import is_sqlite
 from quizsvc.models import (
     STATE_LEARNING,
@@ -216,7 +216,7 @@ def _card_rows(
     user_id: int, item_id: str, item_type: str, card_id: int, first_review_id: int,
     moments: list[datetime], ratings: list[int], rng: np.random.Generator,
 ) -> tuple[dict, list[dict]]:  # fmt: skip
-    graded = item_type != "recall"
+    graded = not item_types.of(item_type).self_rated
     reviews = []
     for i, (moment, rating) in enumerate(zip(moments, ratings, strict=True)):
         correct = rating > 1

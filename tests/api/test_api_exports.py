@@ -15,13 +15,13 @@ from quizsvc.db import get_session
 from quizsvc.models import User
 from quizsvc.services.accounts import hash_password, issue_token
 from quizsvc.services.classes import create_class
-from quizsvc.services.reviews import record_answer
 from quizsvc.services.users import create_user
 from tests.factories import (
     HOSTILE_NAME,
     PASSWORD,
     build_class_history,
     export_bank,
+    record_answer,
     sign_in,
     validate_statement,
 )
@@ -344,7 +344,7 @@ def test_a_download_in_progress_does_not_block_answers(world):
             session, ana, "q-recall", self_rating="good", now=datetime.now(UTC)
         )
         session.commit()
-    assert result.review_id
+    assert result.id
     assert b"".join(blocks) == b""
     response.close()
 

@@ -100,7 +100,8 @@ def test_chinese_that_people_wrote_is_marked_on_english_pages(app):
 
 def test_answers_are_shown_as_the_steps_and_options_picked(app):
     """Does a teacher see an ordering or a choice as the texts the learner
-    picked, never their ids, and other answers exactly as typed?"""
+    picked, never their ids, a matrix as rows of plain numbers (never JSON),
+    and what cannot be read exactly as typed?"""
     with app.test_request_context("/?lang=zh-CN"):
         order = typed_answer('["dot", "scale-mask"]', "l16-hand-order-of-steps")
         choice = typed_answer("a", "l16-hand-diagnose")
@@ -109,5 +110,5 @@ def test_answers_are_shown_as_the_steps_and_options_picked(app):
     assert order.startswith("算出每个 query 与每个 key 的点积 QKᵀ → ")
     assert "dot" not in order
     assert choice == "忘了除以 √d"
-    assert matrix == '{"S": [["1", "2"]]}'
+    assert matrix == "S = [[1, 2]]"
     assert broken == "[not json"

@@ -196,7 +196,8 @@ def test_the_drill_keeps_the_closed_book_and_explains_in_chinese(
                 page.fill(f"input[name='cell-{ask.name}-{i}-{j}']", str(shown))
     page.click("#submit-answer")
     page.wait_for_url("**/drill/result/*")
-    assert page.locator("#your-answer").count() == 0  # marks wait for the why
+    # Before the why: the learner's own grid, marked cell by cell.
+    assert page.locator("#your-answer td.bad").count() >= 1
     page.fill("#why", "我只写了两位小数。")
     assert "/ 4000" in page.locator("#why-count").inner_text()
     snap_both(page, shots, "23-drill-why-counter-zh")

@@ -91,10 +91,10 @@ def test_review_rows_carry_what_happened(db_session, history):
     local = first["reviewed_at_local"]
     assert local.utcoffset().total_seconds() == -5 * 3600 and local.hour == 10
     assert (first["rating"], first["correct"], first["score"]) == (3, True, 1.0)
-    assert first["duration_ms"] == 4200 and first["answer"] == "b"
+    assert first["duration_ms"] == 4200 and first["answer_raw"] == "b"
     ordering = next(row for row in rows if row["item_type"] == "ordering")
     assert ordering["skills"] == "weights;scores"
-    assert [row["answer"] for row in rows[1:3]] == [
+    assert [row["answer_raw"] for row in rows[1:3]] == [
         TRICKY_ANSWERS[1],
         TRICKY_ANSWERS[0],
     ]
@@ -107,6 +107,7 @@ def test_review_rows_carry_what_happened(db_session, history):
     assert wrong["explanation"] == "=我忘了除以 √d"
     recall = next(row for row in rows if row["item_type"] == "recall")
     assert recall["score"] is None and recall["answer"] is None
+    assert recall["answer_raw"] is None
     bo = [row for row in rows if row["username"] == "bo"]
     # No name given to the class: the account's display name shows.
     assert bo[0]["display_name"] == "Bo from the profile"

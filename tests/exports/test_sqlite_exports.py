@@ -341,11 +341,11 @@ def test_fast_xlsx_states_its_size_and_numbers_its_rows(db_session, history):
     numbers = [int(n) for n in re.findall(r'<row r="(\d+)"', sheet)]
     assert numbers == list(range(1, table.count + 2))
     assert "<c/>" not in sheet and "\x01" not in sheet
-    assert f'<dimension ref="A1:V{table.count + 1}"/>' in sheet
+    assert f'<dimension ref="A1:W{table.count + 1}"/>' in sheet
     # No student number: the name's cell says it is in column D.
     assert '<c r="D2" t="inlineStr">' in sheet
     read_only = openpyxl.load_workbook(buffer, read_only=True)["Reviews"]
-    assert (read_only.max_row, read_only.max_column) == (table.count + 1, 22)
+    assert (read_only.max_row, read_only.max_column) == (table.count + 1, 23)
     whole = openpyxl.load_workbook(buffer)["Reviews"]
     assert list(read_only.values) == list(whole.values)
 

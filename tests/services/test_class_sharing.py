@@ -119,7 +119,8 @@ def test_recall_notes_never_reach_a_teacher_but_the_rating_does(world):
             assert secret not in text, name
     recall = [row for row in review_rows(world) if row["Item id"] == "q-recall"]
     assert len(recall) == 2 and {row["Rating (1-4)"] for row in recall} == {"3"}
-    assert {row["Answer as typed"] for row in recall} == {""}
+    assert {row["Answer"] for row in recall} == {""}
+    assert {row["Answer as stored"] for row in recall} == {""}
     page = world["teacher"].get(
         f"/teacher/classes/{world['class']}/learners/{world['ana_id']}"
     )

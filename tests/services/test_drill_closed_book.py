@@ -30,7 +30,6 @@ FORBIDDEN_KEYS = {
     "missed",
     "wrong",
     "first_wrong",
-    "ok",
     "note_id",
 }
 

@@ -48,17 +48,23 @@ def _answer_generated(
     return response.location
 
 
-def test_a_wrong_generated_answer_shows_the_learners_grid_once_explained(
+def test_a_wrong_generated_answer_shows_the_learners_grid_marked_before_and_after(
     client, app, learner
 ):
-    """After the explanation, are the learner's own cells shown marked, beside the
-    correct values, with the mistake named once and its sentence said once?"""
+    """Before the explanation, are the learner's own cells shown with ✓/✗ and no
+    right value; after it, beside the correct values, with the mistake named
+    once and its sentence said once (issue 20 part 4)?"""
     problem = problems.generate("attention", 11, 1)
     answers = {a.name: problem.answer_json(a.name) for a in problem.ask}
     answers["S"] = problem.pipelines["no_scale"]["S"].tolist()
     result = _answer_generated(client, app, learner, answers)
     before = client.get(result).get_data(as_text=True)
-    assert 'id="your-answer"' not in before  # cell marks wait for the why
+    # Before the why: the learner's own cells with ✓/✗, nothing more.
+    own = before[before.index('id="your-answer"') : before.index('id="why-form"')]
+    assert re.search(r'<td class="bad">\s*<input[^>]*name="cell-S-0-0"', own)
+    assert f'value="{answers["S"][0][0]}"' in own
+    assert "The correct answer" not in before and "正确答案" not in before
+    assert grading.MISCONCEPTION_TITLES["no_scale"]["zh-CN"] not in before
     client.post(f"{result}/explain", data={"why": "忘了除以 √d"})
     html = client.get(f"{result}?lang=en").get_data(as_text=True)
     grid = html[html.index('id="your-answer"') : html.index('class="reveal"')]

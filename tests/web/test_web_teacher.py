@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,7 +15,7 @@ from quizsvc.db import get_session
 from quizsvc.models import Classroom, Membership, Review, RosterEntry, User
 from quizsvc.services.accounts import hash_password
 from quizsvc.services.classes import create_class, join_class
-from quizsvc.services.reviews import record_answer, record_explanation
+from quizsvc.services.reviews import record_explanation
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
 from tests.factories import (
@@ -23,6 +24,7 @@ from tests.factories import (
     graded_item,
     make_learner,
     record,
+    record_answer,
     sign_in,
 )
 
@@ -409,7 +411,7 @@ def test_explanations_page_twenty_at_a_time_and_filter(app, teacher, classroom):
                 graded=scheduling.GradedAnswer(correct=False),
                 now=datetime.now(UTC) - timedelta(minutes=100 - n),
             )  # fmt: skip
-            record_explanation(session, user, result.review_id, f"why number {n:02d}")
+            record_explanation(session, user, result.id, f"why number {n:02d}")
         session.commit()
     url = f"/teacher/classes/{classroom['class']}/explanations"
     first = page(teacher, url)
@@ -442,3 +444,33 @@ def test_the_print_stylesheet_hides_the_menu_and_forms():
     assert "@media print" in css
     printed = css.split("@media print", 1)[1]
     assert "header.site" in printed and "form" in printed
+
+
+def test_the_learner_page_shows_answers_as_people_read_them(app, teacher, classroom):
+    """Does the teacher see option texts, step texts and matrices as rows of
+    plain numbers, never option ids, step ids or JSON (issue 21 part 2)?"""
+    ana = classroom["ana"]
+    steps = ["scale-mask", "dot", "shift", "exp", "normalize", "weighted-sum"]
+    record(app, ana, "l16-qkv-which-carries-content", False, timedelta(hours=3),
+           answer_text="d")  # fmt: skip
+    record(app, ana, "l16-hand-order-of-steps", False, timedelta(hours=2),
+           answer_text=json.dumps(steps))  # fmt: skip
+    record(app, ana, "l16-hand-generated-small", False, timedelta(hours=1),
+           answer_text=json.dumps({"S": [["0", "4"], ["0", "２"]]}),
+           misconception="no_scale")  # fmt: skip
+    with app.app_context():
+        session = get_session()
+        latest = session.scalar(select(func.max(Review.id)))
+        record_explanation(session, session.get(User, ana), latest, "忘了除以根号 d")
+        session.commit()
+    base = f"/teacher/classes/{classroom['class']}"
+    for tab in ("misconceptions", "explanations"):
+        shown = page(teacher, f"{base}/{tab}")
+        assert "S = [[0, 4], [0, 2]]" in shown and "[&#34;0&#34;" not in shown, tab
+    url = f"/teacher/classes/{classroom['class']}/learners/{ana}"
+    html = page(teacher, url)
+    assert "分数矩阵 S = QKᵀ/√d" in html
+    assert "算出每个 query 与每个 key 的点积 QKᵀ" in html and "scale-mask" not in html
+    assert "S = [[0, 4], [0, 2]]" in html and "２" not in html
+    english = page(teacher, url + "?lang=en")
+    assert "The score matrix S = QKᵀ/√d" in english

@@ -58,7 +58,13 @@ def review_records(
             item_id: (item_type(info.type), skills(info.skills), lesson(info.lesson_id))
             for item_id, info in queries.items(session).items()
         }
-        shown = Shown(show("correct"), show("misconception"), show("problem_kind"))
+        readable, show_answer = queries.readable_answers(session), shows["answer"]
+        shown = Shown(
+            show("correct"),
+            show("misconception"),
+            show("problem_kind"),
+            lambda item_id, text: show_answer(readable(item_id, text), language),
+        )
         span = stored_span(session, learners)
         query = build(session, learners, bounds, zone, base, items, span, shown)
         return lines(session, query)

@@ -128,6 +128,10 @@ def _csv_fields(
         ),
         _real(Review.score),
         _number(Review.duration_ms),
+        case(
+            (answer_for_teachers().is_(None), ""),
+            else_=func.qz_answer(Review.item_id, answer_for_teachers(), type_=String),
+        ),
         _typed_text(answer_for_teachers()),
         _shown_key(Review.misconception, "qz_misconception"),
         _shown_key(Review.problem_kind, "qz_problem_kind"),
@@ -305,6 +309,12 @@ def _register_functions(
         deterministic=True,
     )
     driver.create_function("qz_typed", 1, _typed_field, deterministic=True)
+    driver.create_function(
+        "qz_answer",
+        2,
+        lambda item_id, text: _typed_field(shown.answer(item_id, text)),
+        deterministic=True,
+    )
     driver.create_function("qz_field", 1, csv_field, deterministic=True)
     driver.create_function("qz_real", 1, lambda value: repr(float(value)))
     driver.create_function("qz_utc", 1, utc_text, deterministic=True)

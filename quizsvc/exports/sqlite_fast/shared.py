@@ -64,6 +64,8 @@ class Shown:
     correct: Callable[[Any], Any]
     misconception: Callable[[Any], Any]
     problem_kind: Callable[[Any], Any]
+    # (item id, answer as stored) -> the answer as people read it.
+    answer: Callable[[str, Any], Any]
 
 
 def stored_span(session: Session, learners: Any) -> tuple[str | None, str | None]:

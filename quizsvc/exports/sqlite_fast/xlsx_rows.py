@@ -119,14 +119,23 @@ def _xlsx_fields(
         # The score, a ratio: a percentage.
         _xml_real(Review.score, xlsx.PERCENT_STYLE),
         _xml_int(Review.duration_ms, Review.score.is_(None), "O"),
-        _xml_text(answer, Review.duration_ms.is_(None), "P"),
-        # Misconception, kind, seed, level and permalink (Q to U): Python's
+        # The answer as people read it and as stored (P, Q): Python's.
+        case(
+            (no_answer, xlsx.EMPTY),
+            else_=func.qz_xlsx_answers(
+                Review.item_id,
+                answer,
+                Review.duration_ms.is_(None),
+                type_=String,
+            ),
+        ),
+        # Misconception, kind, seed, level and permalink (R to V): Python's
         # when there is a problem or a misconception, which are few and repeat.
         case(
             (
                 misconception.is_(None) & kind.is_(None),
-                _xml_int(Review.problem_seed, true(), "S")
-                + _xml_int(Review.problem_level, Review.problem_seed.is_(None), "T"),
+                _xml_int(Review.problem_seed, true(), "T")
+                + _xml_int(Review.problem_level, Review.problem_seed.is_(None), "U"),
             ),
             else_=func.qz_xlsx_problem(
                 misconception,
@@ -138,7 +147,7 @@ def _xlsx_fields(
             ),
         ),
         # No permalink without a problem kind.
-        _xml_text(Explanation.body, func.coalesce(kind, "") == "", "V"),
+        _xml_text(Explanation.body, func.coalesce(kind, "") == "", "W"),
     ]
 
 
@@ -291,7 +300,7 @@ def _register_xlsx_functions(
             shown.misconception(misconception), shown.problem_kind(kind), seed,
             level, permalink,
         )  # fmt: skip
-        return xlsx.cells(values, 16, gap=bool(no_answer))
+        return xlsx.cells(values, 17, gap=bool(no_answer))
 
     def as_bool(value: Any) -> str:
         # As SQLAlchemy's Boolean reads it; never empty in practice (NOT NULL).
@@ -302,6 +311,10 @@ def _register_xlsx_functions(
             return xlsx.cell_at(value, column, style)
         return xlsx.cell(value, style)
 
+    def answers(item_id: str, text: Any, gap: int) -> str:
+        return xlsx.cells((shown.answer(item_id, text), text), 15, gap=bool(gap))
+
+    driver.create_function("qz_xlsx_answers", 3, answers)
     driver.create_function("qz_xlsx_cell", 3, cell, deterministic=True)
     driver.create_function("qz_xlsx_bool", 1, as_bool, deterministic=True)
     driver.create_function("qz_xlsx_problem", 5, problem)

@@ -49,9 +49,7 @@ from quizsvc.services.class_reports.misconceptions import (
     class_misconceptions,
 )
 from quizsvc.services.class_reports.overview import (
-    DEFAULT_ROLLOVER_HOUR,
     SORT_KEYS,
-    STREAK_WINDOW_DAYS,
     LearnerRow,
     Overview,
     class_overview,
@@ -64,6 +62,7 @@ from quizsvc.services.class_reports.recall import (
     skill_heatmap,
     skills_in_order,
 )
+from quizsvc.services.streaks import DEFAULT_ROLLOVER_HOUR, STREAK_WINDOW_DAYS
 
 __all__ = [
     "DEFAULT_ROLLOVER_HOUR",

@@ -7,10 +7,11 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import BigInteger, select
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.expression import ColumnElement, FunctionElement
+from sqlalchemy import select
+from sqlalchemy.sql.expression import ColumnElement
 
+# Re-exported: the tabs count in SQL with it.
+from quizsvc.db.sql import epoch_seconds as epoch_seconds
 from quizsvc.models import (
     Membership,
 )
@@ -19,25 +20,6 @@ from quizsvc.services.errors import N_, InvalidInput, Message
 # The days a report's date filter accepts.
 EARLIEST_DAY = date(1900, 1, 1)
 LATEST_DAY = date(9998, 12, 31)
-
-
-class epoch_seconds(FunctionElement):
-    """Seconds since 1970 (UTC) of a stored timestamp, as an integer."""
-
-    type = BigInteger()
-    inherit_cache = True
-
-
-@compiles(epoch_seconds, "sqlite")
-def _epoch_sqlite(element, compiler, **kw):
-    moment = compiler.process(element.clauses, **kw)
-    return f"CAST(strftime('%s', {moment}) AS INTEGER)"
-
-
-@compiles(epoch_seconds, "postgresql")
-def _epoch_postgresql(element, compiler, **kw):
-    moment = compiler.process(element.clauses, **kw)
-    return f"CAST(FLOOR(EXTRACT(EPOCH FROM {moment})) AS BIGINT)"
 
 
 # --- the period a report covers -----------------------------------------------

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 import numpy as np
 from sqlalchemy import and_, case, func, select, true
@@ -16,15 +14,12 @@ from quizsvc.models import (
     STATE_NEW,
     Card,
     Item,
-    LearnerSettings,
     Review,
-    User,
 )
 from quizsvc.services import resolve_now
 from quizsvc.services.class_reports.common import (
     Period,
     class_learner_ids,
-    epoch_seconds,
 )
 from quizsvc.services.class_reports.recall import (
     SkillHeatmap,
@@ -33,10 +28,7 @@ from quizsvc.services.class_reports.recall import (
 )
 from quizsvc.services.classes import class_learners, learner_name
 from quizsvc.services.sharing import review_shared
-
-DEFAULT_ROLLOVER_HOUR = 4
-# Streaks are first counted over this many days; longer ones are counted again.
-STREAK_WINDOW_DAYS = 35
+from quizsvc.services.streaks import learning_streaks
 
 
 @dataclass(frozen=True)
@@ -83,80 +75,6 @@ class LearnerRow:
             "cards": self.cards,
             "mean_recall": self.mean_recall,
         }
-
-
-def _streaks(
-    session: Session, class_id: int, user_ids: list[int], now: datetime
-) -> dict[int, int]:
-    """Each learner's streak of learner days with answers, as the Today page counts.
-
-    Days are counted in SQL from each learner's shift (their zone's offset now,
-    less their rollover hour), first over a short window; only learners whose
-    streak fills the window are counted again over STREAK_HORIZON_DAYS.
-    """
-    # Imported here: the drill's imports (grading, the bank) would slow every
-    # command that loads this module, `quizsvc export` among them.
-    from quizsvc.services.drill import STREAK_HORIZON_DAYS
-
-    if not user_ids:
-        return {}
-    shifts: dict[int, int] = {}
-    for user_id, profile, chosen, hour in session.execute(
-        select(
-            User.id,
-            User.timezone,
-            LearnerSettings.timezone,
-            LearnerSettings.rollover_hour,
-        )
-        .outerjoin(LearnerSettings, LearnerSettings.user_id == User.id)
-        .where(User.id.in_(class_learner_ids(class_id)))
-    ):
-        zone = ZoneInfo(chosen or profile)
-        offset = int(zone.utcoffset(now.replace(tzinfo=None)).total_seconds())
-        rollover = DEFAULT_ROLLOVER_HOUR if hour is None else hour
-        # Shifting every moment by the zone's offset less the rollover hour
-        # makes learner days whole multiples of 86400 seconds.
-        shifts[user_id] = offset - 3600 * rollover
-    now_seconds = int(now.timestamp())
-    streaks = {user_id: 0 for user_id in user_ids}
-    pending = list(shifts)
-    for window in (STREAK_WINDOW_DAYS, STREAK_HORIZON_DAYS + 1):
-        if not pending:
-            break
-        by_shift: dict[int, list[int]] = defaultdict(list)
-        for user_id in pending:
-            by_shift[shifts[user_id]].append(user_id)
-        shift = case(
-            *((Review.user_id.in_(ids), value) for value, ids in by_shift.items()),
-            else_=0,
-        )
-        day = ((epoch_seconds(Review.reviewed_at) + shift) // 86400).label("day")
-        days: dict[int, set[int]] = defaultdict(set)
-        for user_id, number in session.execute(
-            select(Review.user_id, day)
-            .where(
-                Review.user_id.in_(pending),
-                review_shared(class_id),
-                Review.reviewed_at >= now - timedelta(days=window + 1),
-            )
-            .group_by(Review.user_id, day)
-        ):
-            days[user_id].add(int(number))
-        full = []
-        for user_id in pending:
-            today = (now_seconds + shifts[user_id]) // 86400
-            active = days.get(user_id, set())
-            # A streak still counts while today has no answer yet.
-            streak = 1 if today in active else 0
-            day = today - 1
-            while day in active:
-                streak += 1
-                day -= 1
-            streaks[user_id] = streak
-            if streak >= window - 1:
-                full.append(user_id)
-        pending = full
-    return streaks
 
 
 @dataclass(frozen=True)
@@ -220,7 +138,7 @@ def class_overview(
     positions = np.array([index[u] for u in cards.user_id.tolist()], dtype=np.int64)
     card_counts = np.bincount(positions, minlength=len(user_ids))
     recall_sums = np.bincount(positions, weights=cards.recall, minlength=len(user_ids))
-    streaks = _streaks(session, classroom.id, user_ids, now)
+    streaks = learning_streaks(session, user_ids, now, shared_with_class=classroom.id)
     rows = []
     for i, membership in enumerate(memberships):
         found = activity.get(membership.user_id)
