@@ -337,8 +337,9 @@ def build_document() -> dict[str, Any]:
         },
         "/notes/{note_id}": {
             "get": {
-                "summary": "A lesson note, for a signed-in learner (423 while its "
-                "question is open in your drill).",
+                "summary": "A lesson note, for a signed-in learner (every note "
+                "answers 423 while an item is open in your drill or a wrong "
+                "answer waits for its explanation).",
                 "security": SECURED,
                 "parameters": [
                     {

@@ -354,10 +354,12 @@ def explain(review_id: int):
 @bp.get("/notes/<note_id>")
 @login_required
 def note(note_id: str):
-    """A lesson note; closed (423) while its question is open in your drill."""
+    """A lesson note; every note is closed (423) while an item is open in your
+    drill or a wrong answer waits for its explanation: the notes of an item's
+    other skills, or of a near-duplicate item, hold its answer too."""
     found = get_bank().notes.get(note_id)
     if found is None:
         abort(404)
-    if drill.note_state(get_session(), current_db_user(), note_id) == "locked":
+    if drill.closed_book(get_session(), current_db_user()):
         return render_template("drill/note_locked.html", note=found), 423
     return render_template("drill/note.html", note=found)
