@@ -69,6 +69,8 @@ SECURED = [{"session": []}, {"bearer": []}]
 
 def build_document() -> dict[str, Any]:
     """Return the OpenAPI document."""
+    from quizsvc.api.openapi_recovery import recovery_paths
+
     credentials = _object(
         {
             "username": STRING,
@@ -459,6 +461,7 @@ def build_document() -> dict[str, Any]:
             },
         },
         **_class_paths(),
+        **recovery_paths(),
         **_export_paths(),
         "/openapi.json": {
             "get": {

@@ -550,6 +550,7 @@ __all__ = [
     "Lesson",
     "Membership",
     "OpenItem",
+    "ResetCode",
     "Review",
     "SelfAssessment",
     "Skill",
@@ -561,3 +562,4 @@ __all__ = [
 # The LTI tables have a module of their own; importing it here puts them in
 # Base.metadata wherever the schema is needed (migrations, tests).
 from quizsvc.models import lti as _lti_tables  # noqa: E402, F401
+from quizsvc.models.accounts import ResetCode  # noqa: E402
