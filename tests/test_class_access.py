@@ -73,6 +73,11 @@ ROUTES = [
     ("post", "/teacher/classes/{class}/learners/{ana}/remove", TEACHER_ACTION),
     (
         "post",
+        "/teacher/classes/{class}/learners/{ana}/reset-code",
+        _row(LOGIN, 404, 404, 404, 200, 200, 200, LOGIN),
+    ),
+    (
+        "post",
         "/teacher/classes/{class}/teachers",
         _row(LOGIN, 404, 404, 404, 400, 400, 400, LOGIN),
     ),
@@ -90,6 +95,11 @@ ROUTES = [
     ("post", "/api/v1/classes", _row(401, 403, 403, 201, 201, 201, 201, 401)),
     ("post", "/api/v1/classes/{class}/join-code", TEACHER_API),
     ("get", "/api/v1/classes/{class}/learners", TEACHER_API),
+    (
+        "post",
+        "/api/v1/classes/{class}/learners/{ana}/reset-code",
+        _row(401, 404, 404, 404, 201, 201, 201, 401),
+    ),
     ("post", "/api/v1/classes/join", _row(401, 201, 409, 201, 409, 409, 201, 401)),
     (
         "delete",
