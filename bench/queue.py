@@ -47,7 +47,7 @@ from quizsvc.scheduling import GradedAnswer  # noqa: E402
 from quizsvc.services.bank_sync import sync_bank  # noqa: E402
 from quizsvc.services.demo import seed_demo_data  # noqa: E402
 from quizsvc.services.queue import build_daily_queue  # noqa: E402
-from quizsvc.services.reviews import record_answer  # noqa: E402
+from quizsvc.services.reviews import lock_learner, store_answer  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
 PROBE_REVIEWS = 500
@@ -86,8 +86,16 @@ def measure(engine, runs: int) -> tuple[float, float]:
             )
             session.commit()  # the answer's timing starts on a fresh transaction
             start = time.perf_counter()
-            record_answer(session, user, item, duration_ms=9000, now=moment,
-                          idempotency_key=f"bench-{run}", **answer)  # fmt: skip
+            lock_learner(session, user)
+            store_answer(
+                session,
+                user,
+                session.get(Item, item),
+                duration_ms=9000,
+                now=moment,
+                idempotency_key=f"bench-{run}",
+                **answer,
+            )
             session.commit()
             record_times.append((time.perf_counter() - start) * 1000)
     return statistics.median(queue_times), statistics.median(record_times)

@@ -12,9 +12,10 @@ from quizsvc import scheduling
 from quizsvc.models import Classroom, User
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.classes import create_class, join_class, leave_class
-from quizsvc.services.reviews import record_answer, record_explanation
+from quizsvc.services.reviews import record_explanation
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
+from tests.factories import record_answer
 
 # Every export test looks at the class from here.
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
@@ -66,7 +67,7 @@ def answer(session, user, item_id, at, *, correct=True, score=None, **extra) -> 
             correct=correct, score=(1.0 if correct else 0.0) if score is None else score
         )
         result = record_answer(session, user, item_id, graded=graded, now=at, **extra)
-    return result.review_id
+    return result.id
 
 
 def build_class_history(session: Session, bank) -> ClassHistory:

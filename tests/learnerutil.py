@@ -9,7 +9,7 @@ from quizsvc import bank, catalog, scheduling
 from quizsvc.db import get_session
 from quizsvc.models import User
 from quizsvc.services.bank_sync import sync_bank
-from quizsvc.services.reviews import record_answer
+from tests.factories import record_answer
 
 
 @cache

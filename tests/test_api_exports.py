@@ -15,9 +15,9 @@ from quizsvc.db import get_session
 from quizsvc.models import User
 from quizsvc.services.accounts import hash_password, issue_token
 from quizsvc.services.classes import create_class
-from quizsvc.services.reviews import record_answer
 from quizsvc.services.users import create_user
 from tests.exportutil import HOSTILE_NAME, build_class_history, export_bank
+from tests.factories import record_answer
 from tests.test_services_exports import validate_statement
 from tests.webutil import PASSWORD, sign_in
 
@@ -339,7 +339,7 @@ def test_a_download_in_progress_does_not_block_answers(world):
             session, ana, "q-recall", self_rating="good", now=datetime.now(UTC)
         )
         session.commit()
-    assert result.review_id
+    assert result.id
     assert b"".join(blocks) == b""
     response.close()
 

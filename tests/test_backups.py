@@ -20,9 +20,9 @@ from quizsvc import create_app, scheduling
 from quizsvc.db import current_revision, get_engine, head_revision, make_engine
 from quizsvc.models import Review, User
 from quizsvc.services.bank_sync import sync_bank
-from quizsvc.services.reviews import record_answer
 from quizsvc.services.users import create_user
 from tests.conftest import postgres_schema
+from tests.factories import record_answer
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 WRITERS = 3
@@ -117,7 +117,7 @@ def test_a_backup_taken_while_writers_run_holds_every_acknowledged_review(
                         graded=scheduling.GradedAnswer(correct=round_ % 3 > 0),
                     )
                     session.commit()
-                    acknowledged.append(result.review_id)
+                    acknowledged.append(result.id)
         except BaseException as exc:  # reported below
             errors.append(exc)
         finally:

@@ -14,11 +14,11 @@ from quizsvc import scheduling
 from quizsvc.models import Card, Item
 from quizsvc.services import insights
 from quizsvc.services.bank_sync import sync_bank
-from quizsvc.services.reviews import record_answer
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
 from quizsvc.web.charts import calendar_level
+from tests.factories import record_answer
 from tests.learnerutil import real_bank as loaded_bank
 
 # A Monday noon in Shanghai (04:00 UTC), far from any daylight-saving change.

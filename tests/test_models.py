@@ -11,8 +11,8 @@ from sqlalchemy.exc import IntegrityError, StatementError
 from quizsvc.models import Card, Item, LearnerSettings, Lesson, Review, User
 from quizsvc.scheduling import GradedAnswer
 from quizsvc.services.bank_sync import sync_bank
-from quizsvc.services.reviews import record_answer
 from quizsvc.services.users import create_user
+from tests.factories import record_answer
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 
@@ -82,7 +82,7 @@ def test_reviews_are_append_only_and_deleting_a_user_removes_their_record(
         db_session, user, "shapes-1", graded=GradedAnswer(correct=True), now=T0
     )
     db_session.commit()
-    review = db_session.get(Review, result.review_id)
+    review = db_session.get(Review, result.id)
     review.rating = 4
     with pytest.raises(ValueError, match="append-only"):
         db_session.flush()

@@ -25,11 +25,11 @@ from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import (
     MAX_EXPLANATION_CHARS,
     open_item,
-    record_answer,
     record_explanation,
 )
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
+from tests.factories import record_answer
 from tests.learnerutil import record, sync_real_bank
 from tests.webutil import open_for
 
@@ -194,7 +194,7 @@ def test_a_recall_item_is_correct_unless_rated_again(
     # R2: Hard was stored as wrong.
     result = record_answer(db_session, student, "shapes-2", self_rating=rating, now=T0)
     db_session.commit()
-    review = db_session.get(Review, result.review_id)
+    review = db_session.get(Review, result.id)
     assert (review.rating, review.correct) == (Rating[rating.upper()], correct)
 
 
@@ -237,7 +237,7 @@ def test_seed_zero_is_a_valid_problem_seed(db_session, student):
         now=T0,
     )
     db_session.commit()
-    assert db_session.get(Review, result.review_id).problem_seed == 0
+    assert db_session.get(Review, result.id).problem_seed == 0
     with pytest.raises(InvalidInput, match="problem_seed"):
         record_answer(
             db_session, student, "weights-1", graded=RIGHT, problem_seed=-1, now=T0
@@ -248,10 +248,10 @@ def test_a_rewritten_explanation_replaces_the_stored_text(db_session, student):
     """Does writing the explanation again keep one row with the new words?"""
     # R6: the rewrite kept the old text.
     wrong = record_answer(db_session, student, "shapes-1", graded=WRONG, now=T0)
-    record_explanation(db_session, student, wrong.review_id, "first try", now=T0)
+    record_explanation(db_session, student, wrong.id, "first try", now=T0)
     later = T0 + timedelta(minutes=2)
     record_explanation(
-        db_session, student, wrong.review_id, "  I swapped rows and columns ", now=later
+        db_session, student, wrong.id, "  I swapped rows and columns ", now=later
     )
     db_session.commit()
     db_session.expire_all()
@@ -279,12 +279,10 @@ def test_an_overlong_explanation_is_refused(db_session, student):
     wrong = record_answer(db_session, student, "shapes-1", graded=WRONG, now=T0)
     with pytest.raises(InvalidInput, match="explanation"):
         record_explanation(
-            db_session, student, wrong.review_id, "x" * (MAX_EXPLANATION_CHARS + 1)
+            db_session, student, wrong.id, "x" * (MAX_EXPLANATION_CHARS + 1)
         )
     assert stored(db_session, Explanation) == 0
-    record_explanation(
-        db_session, student, wrong.review_id, "x" * MAX_EXPLANATION_CHARS
-    )
+    record_explanation(db_session, student, wrong.id, "x" * MAX_EXPLANATION_CHARS)
 
 
 def test_a_retired_item_cannot_be_opened(db_session, student, small_bank):

@@ -17,6 +17,7 @@ CORE_MODULES = [
     "quizsvc.grading",
     "quizsvc.bank",
     "quizsvc.scheduling",
+    "quizsvc.item_types",
 ]
 FORBIDDEN = ["flask", "sqlalchemy", "werkzeug", "jinja2", "alembic", "click"]
 

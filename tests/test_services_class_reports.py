@@ -16,9 +16,10 @@ from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.classes import create_class, join_class
 from quizsvc.services.drill import learning_streak
 from quizsvc.services.progress import skill_progress
-from quizsvc.services.reviews import record_answer, record_explanation
+from quizsvc.services.reviews import record_explanation
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.users import create_user
+from tests.factories import record_answer
 
 NOW = datetime(2026, 11, 20, 6, 0, tzinfo=UTC)
 
@@ -54,9 +55,7 @@ def room(db_session, small_bank):
     wrong = answer(db_session, ana, "weights-1", False, 2 * day,
                    misconception="no_scale", duration_ms=9000,
                    problem_kind="weights", problem_seed=7, problem_level=1)  # fmt: skip
-    record_explanation(
-        db_session, ana, wrong.review_id, "忘了除以 √d <b>", now=NOW - 2 * day
-    )
+    record_explanation(db_session, ana, wrong.id, "忘了除以 √d <b>", now=NOW - 2 * day)
     answer(db_session, ana, "output-1", True, timedelta(hours=20), duration_ms=1000)
     answer(db_session, ana, "output-1", True, timedelta(hours=2), duration_ms=3000)
     answer(db_session, bo, "scores-1", False, 3 * day, misconception="transposed",

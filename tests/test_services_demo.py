@@ -14,7 +14,7 @@ from quizsvc.services import InvalidInput
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.demo import seed_demo_data
 from quizsvc.services.queue import build_daily_queue
-from quizsvc.services.reviews import record_answer
+from tests.factories import record_answer
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 
@@ -64,7 +64,7 @@ def test_seeded_learners_work_like_any_other(db_engine, db_session, small_bank):
         db_session, user, graded[0].item_id, graded=GradedAnswer(correct=True), now=T0
     )
     db_session.commit()
-    assert result.review_id > 30  # ids continue after the bulk-written ones
+    assert result.id > 30  # ids continue after the bulk-written ones
 
 
 def test_seeding_needs_items_and_fresh_names(db_engine, db_session, small_bank):

@@ -14,10 +14,10 @@ from quizsvc.scheduling import GradedAnswer
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.progress import card_retrievability, skill_progress
 from quizsvc.services.queue import build_daily_queue
-from quizsvc.services.reviews import record_answer
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
+from tests.factories import record_answer
 
 # 08:00 UTC is 16:00 in Shanghai, the learners' time zone.
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)

@@ -19,14 +19,15 @@ from quizsvc.scheduling import GradedAnswer, Rating
 from quizsvc.services import Conflict, InvalidInput, NotFound, drill
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.reviews import (
+    find_answer,
     get_open_item,
     open_item,
-    record_answer,
     record_explanation,
 )
 from quizsvc.services.self_assessments import record_self_assessment
 from quizsvc.services.settings import update_settings
 from quizsvc.services.users import create_user
+from tests.factories import record_answer
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 RIGHT = GradedAnswer(correct=True)
@@ -59,18 +60,13 @@ def test_a_right_answer_is_stored_and_schedules_the_card(db_session, learner):
         now=T0,
     )
     db_session.commit()
-    assert (result.rating, result.correct, result.replayed) == (
-        Rating.GOOD,
-        True,
-        False,
-    )
-    review = db_session.get(Review, result.review_id)
+    assert (result.rating, result.correct) == (Rating.GOOD, True)
+    review = db_session.get(Review, result.id)
     assert review.answer_text == "0.7071" and review.duration_ms == 8000
     assert review.state_before == scheduling.STATE_NEW
     card = db_session.get(Card, result.card_id)
     assert card.reps == 1 and card.state == scheduling.STATE_LEARNING
-    assert card.due == result.due == T0 + scheduling.LEARNING_STEPS[1]
-    assert result.to_dict()["rating_name"] == "good"
+    assert card.due == result.due_after == T0 + scheduling.LEARNING_STEPS[1]
 
 
 def test_the_card_follows_the_fsrs_transition_answer_after_answer(db_session, learner):
@@ -185,49 +181,47 @@ def test_bad_input_is_refused_and_stores_nothing(
     assert count(db_session, Review) == 0 and count(db_session, Card) == 0
 
 
-def test_unknown_items_are_not_found(db_session, learner):
-    """Is an answer to an item that does not exist a NotFound?"""
-    with pytest.raises(NotFound):
-        record_answer(db_session, learner, "no-such-item", graded=RIGHT, now=T0)
+def submit(session, user, item_id, key, rating="good", now=T0):
+    """Answer a recall item through the drill, opening it first (unless the key
+    was used already: then the drill replays the first answer)."""
+    if key is None or find_answer(session, user, key) is None:
+        open_item(session, user, item_id, now=now)
+    return drill.submit_answer(
+        session, user, item_id, rating=rating, idempotency_key=key, now=now
+    )
 
 
 def test_a_retried_answer_returns_the_first_result_and_stores_nothing(
     db_session, learner
 ):
     """Does the same idempotency key sent again replay the first result?"""
-    first = record_answer(
-        db_session, learner, "scores-1", graded=WRONG, idempotency_key="abc", now=T0
-    )
+    first = submit(db_session, learner, "scores-2", "abc", rating="again")
     db_session.commit()
-    retry = record_answer(
+    retry = drill.submit_answer(
         db_session,
         learner,
-        "scores-1",
-        graded=RIGHT,
+        "scores-2",
+        rating="good",
         idempotency_key="abc",
         now=T0 + timedelta(seconds=30),
     )
     db_session.commit()
     assert retry.replayed and not first.replayed
-    assert retry == first.__class__(**{**first.__dict__, "replayed": True})
+    assert retry.review.id == first.review.id and retry.verdict == first.verdict
     assert count(db_session, Review) == 1
-    assert db_session.get(Card, first.card_id).reps == 1
-    with pytest.raises(Conflict, match="new key"):
-        record_answer(
-            db_session, learner, "output-1", graded=RIGHT, idempotency_key="abc", now=T0
+    assert db_session.get(Card, first.review.card_id).reps == 1
+    with pytest.raises(Conflict, match="another item"):
+        drill.submit_answer(
+            db_session, learner, "shapes-2", rating="good", idempotency_key="abc"
         )
 
 
 def test_idempotency_keys_belong_to_one_learner(db_session, learner):
     """Can two learners use the same key without clashing?"""
     other = create_user(db_session, "mei", now=T0)
-    a = record_answer(
-        db_session, learner, "scores-1", graded=RIGHT, idempotency_key="same", now=T0
-    )
-    b = record_answer(
-        db_session, other, "scores-1", graded=RIGHT, idempotency_key="same", now=T0
-    )
-    assert a.review_id != b.review_id and not b.replayed
+    a = submit(db_session, learner, "scores-2", "same")
+    b = submit(db_session, other, "scores-2", "same")
+    assert a.review.id != b.review.id and not b.replayed
 
 
 @settings(
@@ -238,7 +232,7 @@ def test_idempotency_keys_belong_to_one_learner(db_session, learner):
 @given(
     answers=st.lists(
         st.tuples(
-            st.sampled_from(["scores-1", "output-1"]),
+            st.sampled_from(["scores-2", "shapes-2"]),
             st.sampled_from("abcd"),
             st.booleans(),
         ),
@@ -252,16 +246,17 @@ def test_each_key_is_stored_once_however_often_it_is_sent(db_session, learner, a
     first_item, first_result = {}, {}
     for step, (item, key, right) in enumerate(answers):
         item = first_item.setdefault(key, item)
-        result = record_answer(
+        result = submit(
             db_session,
             user,
             item,
-            graded=RIGHT if right else WRONG,
-            idempotency_key=key,
+            key,
+            rating="good" if right else "again",
             now=T0 + timedelta(minutes=step),
         )
         if key in first_result:
-            assert result.replayed and result.review_id == first_result[key].review_id
+            assert result.replayed
+            assert result.review.id == first_result[key].review.id
         else:
             first_result[key] = result
     stored = db_session.scalar(
@@ -326,20 +321,23 @@ def run_interleaved(engine, first, second):
 def test_a_retry_racing_the_original_stores_one_review(db_engine, db_session, learner):
     """When a retry arrives while the original is being stored, is one review kept?"""
 
+    open_item(db_session, learner, "scores-2", now=T0)
+    db_session.commit()
+
     def answer(session):
-        return record_answer(
+        return drill.submit_answer(
             session,
             session.merge(learner),
-            "weights-1",
-            graded=RIGHT,
+            "scores-2",
+            rating="good",
             idempotency_key="race",
         )
 
     original, retry, waited = run_interleaved(db_engine, answer, answer)
     assert waited, "the retry did not wait for the original's transaction"
     assert not original.replayed and retry.replayed
-    assert retry.review_id == original.review_id
-    assert retry.due == original.due
+    assert retry.review.id == original.review.id
+    assert retry.next_due == original.next_due
     assert count(db_session, Review) == 1
 
 
@@ -408,7 +406,7 @@ def test_a_plan_read_before_another_devices_answer_is_made_afresh(
     # The phone's wrong answer must be explained first: the stale plan is not
     # opened over it.
     assert isinstance(step, drill.PendingExplanation)
-    assert step.review.id == answered.review.id
+    assert step.review.id == answered.id
     assert count(db_session, Review) == 1
 
 
@@ -467,7 +465,7 @@ def test_two_explanations_at_once_keep_one_row(db_engine, db_session, learner):
     def explain_with(text):
         def explain(session):
             return record_explanation(
-                session, session.merge(learner), wrong.review_id, text
+                session, session.merge(learner), wrong.id, text
             ).id
 
         return explain
@@ -485,24 +483,24 @@ def test_explanations_follow_wrong_answers_only(db_session, learner):
     wrong = record_answer(db_session, learner, "scores-1", graded=WRONG, now=T0)
     right = record_answer(db_session, learner, "output-1", graded=RIGHT, now=T0)
     first = record_explanation(
-        db_session, learner, wrong.review_id, "  我忘了除以 √d  ", now=T0
+        db_session, learner, wrong.id, "  我忘了除以 √d  ", now=T0
     )
     assert first.body == "我忘了除以 √d"
     second = record_explanation(
         db_session,
         learner,
-        wrong.review_id,
+        wrong.id,
         "I forgot to divide by √d",
         now=T0 + timedelta(1),
     )
     assert second.id == first.id and count(db_session, Explanation) == 1
     with pytest.raises(InvalidInput, match="wrong answers"):
-        record_explanation(db_session, learner, right.review_id, "why not", now=T0)
+        record_explanation(db_session, learner, right.id, "why not", now=T0)
     with pytest.raises(InvalidInput, match="characters"):
-        record_explanation(db_session, learner, wrong.review_id, "   ", now=T0)
+        record_explanation(db_session, learner, wrong.id, "   ", now=T0)
     stranger = create_user(db_session, "nosy", now=T0)
     with pytest.raises(NotFound):
-        record_explanation(db_session, stranger, wrong.review_id, "mine?", now=T0)
+        record_explanation(db_session, stranger, wrong.id, "mine?", now=T0)
 
 
 def test_self_assessments_are_a_history(db_session, learner):

@@ -117,34 +117,6 @@ class Question:
     data: dict
     content_hash: str
 
-    def public_dict(self, lang: str | None = None) -> dict[str, Any]:
-        """Return what a learner may see before answering (never the answer)."""
-        public: dict[str, Any] = {
-            "id": self.id,
-            "lesson_id": self.lesson_id,
-            "type": self.type,
-            "skills": list(self.skills),
-            "difficulty": self.difficulty,
-            "prompt": _pick(self.prompt, lang),
-        }
-        if self.type == "choice":
-            public["multiple"] = self.data["multiple"]
-            public["options"] = [
-                {"id": option["id"], "text": _pick(option["text"], lang)}
-                for option in self.data["options"]
-            ]
-        elif self.type == "numeric":
-            public["tolerance"] = self.data["tolerance"]
-        elif self.type == "ordering":
-            public["steps"] = [
-                {"id": step["id"], "text": _pick(step["text"], lang)}
-                for step in presented_steps(self)
-            ]
-        elif self.type == "generated":
-            public["kind"] = self.data["kind"]
-            public["level"] = self.data["level"]
-        return public
-
     def to_dict(self) -> dict[str, Any]:
         """Return every field, JSON-serializable (±inf in inputs as strings)."""
         return {
@@ -192,12 +164,6 @@ class AnswerCheck:
     score: float
     expected: str
     detail: dict
-
-
-def _pick(text: dict, lang: str | None) -> Any:
-    if lang is None:
-        return dict(text)
-    return text.get(lang) or text["zh-CN"]
 
 
 def _json_safe(value: Any) -> Any:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
 import click
 
 from quizsvc import bank as question_bank
-from quizsvc.bank import Bank, BankError, Question, presented_steps
+from quizsvc import item_types
+from quizsvc.bank import Bank, BankError, Question
 from quizsvc.bank.ideas import coverage
 from quizsvc.commands.options import lang_option
 
@@ -221,56 +221,14 @@ def _unknown_id_message(question_id: str, bank: Bank) -> str:
 def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str:
     """Render a question as the learner sees it, then its answer, as text."""
     labels = LABELS[lang]
-    public = question.public_dict(lang)
+    public = item_types.public_dict(question, lang)
     skills = ", ".join(question.skills)
     colon = labels["colon"]
     header = f"{question.id} · {question.type} · {labels['skills']}{colon}{skills}"
     if question.difficulty is not None:
         header += f" · {labels['difficulty']} {question.difficulty}"
     lines = [header, "", public["prompt"]]
-    answer: list[str] = []
-    data = question.data
-
-    if question.type == "choice":
-        label = labels["multiple" if data["multiple"] else "single"]
-        said = label.strip("()（）").casefold()
-        if said not in lines[-1].casefold():  # the prompt may say it already
-            lines[-1] += labels["gap"] + label
-        lines += [f"  {option['id']}) {option['text']}" for option in public["options"]]
-        for option in data["options"]:
-            mark = "✓" if option["correct"] else "✗"
-            answer.append(f"  {mark} {option['id']}) {option['text'][lang]}")
-            if option["why"] is not None:
-                answer.append(f"      {option['why'][lang]}")
-    elif question.type == "numeric":
-        shown = question_bank.format_answer(data["answer"], data["tolerance"])
-        answer.append(f"  {shown}  ({labels['tolerance']} ±{data['tolerance']:g})")
-    elif question.type == "cloze":
-        lines[-1] += labels["gap"] + labels["fill"]
-        answer.append(f"  {data['accepted'][0]}")
-        if len(data["accepted"]) > 1:
-            variants = " | ".join(data["accepted"])
-            answer.append(f"  {labels['accepted']}{colon}{variants}")
-    elif question.type == "recall":
-        answer.append(f"  {labels['model']}{colon}{data['model_answer'][lang]}")
-        if data["key_points"]:
-            answer.append(f"  {labels['points']}{colon}")
-            answer += [f"    - {point[lang]}" for point in data["key_points"]]
-        answer.append(f"  {labels['rate']}")
-    elif question.type == "ordering":
-        lines.append(labels["steps"])
-        lines += [
-            f"  [{step['id']}] {step['text'][lang]}"
-            for step in presented_steps(question)
-        ]
-        answer.append(f"  {labels['order']}{colon}")
-        answer += [
-            f"  {number}. [{step['id']}] {step['text'][lang]}"
-            for number, step in enumerate(data["steps"], start=1)
-        ]
-    elif question.type == "generated":
-        problem_lines, answer = _render_generated(question, lang, seed)
-        lines += problem_lines
+    answer = item_types.of(question).preview(question, lines, labels, lang, seed)
 
     note = bank.notes[question.lesson_note]
     lines += [
@@ -282,41 +240,3 @@ def render_question(question: Question, bank: Bank, lang: str, seed: int) -> str
         f"{labels['note']}{colon}{note.id} · {note.title[lang]}",
     ]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def _render_generated(
-    question: Question, lang: str, seed: int
-) -> tuple[list[str], list[str]]:
-    labels = LABELS[lang]
-    kind, level = question.data["kind"], question.data["level"]
-    intro = [labels["generated"].format(kind=kind, level=level, seed=seed)]
-    try:
-        from quizsvc.problems import generate
-    except ImportError:
-        return intro + [f"({labels['no_generator']})"], []
-    problem = generate(kind, seed, level)
-    public = problem.public_dict(lang)
-    colon = labels["colon"].rstrip()
-    body = [*intro, "", public["prompt"], f"{labels['given']}{colon}"]
-    body += [f"  {name} = {_compact(value)}" for name, value in public["given"].items()]
-    body.append(f"{labels['asked']}{colon}")
-    body += [f"  {ask['name']}: {ask['label']}" for ask in public["ask"]]
-    answers = problem.to_dict()["answer"]
-    answer = [
-        f"  {name} = {_compact(_rounded(value, problem.precision))}"
-        for name, value in answers.items()
-    ]
-    return body, answer
-
-
-def _rounded(value, decimals: int):
-    """Round every float in a nested answer to the problem's precision."""
-    if isinstance(value, list):
-        return [_rounded(item, decimals) for item in value]
-    if isinstance(value, float):
-        return round(value, decimals)
-    return value
-
-
-def _compact(value) -> str:
-    return json.dumps(value, ensure_ascii=False)

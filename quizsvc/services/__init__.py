@@ -19,13 +19,12 @@ the JSON error contract and whose message is a msgid the edges translate.
   `update_settings(session, user, **changes)`.
 - bank_sync: `sync_bank(session, bank, *, now=None) -> SyncReport`.
 - queue: `build_daily_queue(session, user, now=None) -> list[QueueEntry]`.
-- reviews: `record_answer(session, user, item_id, *, graded=None, self_rating=None,
-  duration_ms=None, answer_text=None, problem_kind=None, problem_seed=None,
-  problem_level=None, misconception=None, idempotency_key=None, now=None)
-  -> RecordResult` (the stored `Review` and whether it was a replay),
-  `lock_learner(session, user)` (serializes one learner's drill writes),
-  `find_answer(session, user, key)`, `store_answer(session, user, item, ...)`
-  (record_answer's parts, for callers that grade in between),
+- drill: `submit_answer(session, user, item_id, *, answer=None, rating=None,
+  duration_ms=None, idempotency_key=None, now=None) -> Submission`, the one
+  way an answer is recorded (grades, stores, replays a retried key).
+- reviews: `lock_learner(session, user)` (serializes one learner's drill
+  writes), `find_answer(session, user, key)`, `store_answer(session, user,
+  item, ...)` (what submit_answer stores with),
   `record_explanation(session, user, review_id, text, *, now=None)`,
   `open_item(session, user, item_id, *, problem_kind=None, problem_seed=None,
   problem_level=None, day_position=None, day_total=None, now=None,
@@ -42,9 +41,12 @@ the JSON error contract and whose message is a msgid the edges translate.
 - classes: `class_for_teacher(session, user, class_id) -> Classroom | None` (the
   access rule: teachers of the class and admins), `class_learners(session,
   classroom) -> list[Membership]`, `create_class`, `join_class`, `leave_class`,
-  `rotate_join_code`, `add_co_teacher`, `import_roster`, ...
-- class_reports: `class_overview`, `class_misconceptions`, `class_items`,
-  `class_explanations`, `class_calibration` (set-based over a class's learners).
+  `rotate_join_code`, `add_co_teacher`, ...
+- rosters: `parse_roster`, `import_roster`, `roster_entries` (also importable
+  from classes).
+- class_reports (a package, one module per dashboard tab): `class_overview`,
+  `class_misconceptions`, `class_items`, `class_explanations`,
+  `class_calibration` (set-based over a class's learners).
 - demo: `seed_demo_data(engine, *, learners, reviews, ...) -> DemoSummary`
   (bulk, commits in chunks: for benchmarks and demos, not for requests).
 """

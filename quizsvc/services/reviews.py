@@ -1,9 +1,9 @@
 """Recording what learners do in the drill: answers, explanations, the open item.
 
-`record_answer` is the heart of it: in one transaction it appends the review,
-moves the card to its next FSRS state and honours the client's idempotency key.
-A retry that carries a key already stored returns the first result and stores
-nothing new.
+`store_answer` is the heart of it: it appends the review and moves the card to
+its next FSRS state. Its one caller in the app is the drill's `submit_answer`,
+which opens, grades, honours the client's idempotency key (a retry gets the
+first result and stores nothing new) and then stores.
 
 Concurrency: everything that changes a learner's drill (answers, the open item,
 explanations) first takes that learner's lock (`lock_learner`), held until the
@@ -15,7 +15,6 @@ times follow the order in which cards were updated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +22,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from quizsvc import problems, scheduling
+from quizsvc import item_types, problems, scheduling
 from quizsvc.models import (
     STATE_NEW,
     Card,
@@ -34,7 +33,7 @@ from quizsvc.models import (
     User,
 )
 from quizsvc.services import resolve_now
-from quizsvc.services.errors import N_, Conflict, InvalidInput, NotFound
+from quizsvc.services.errors import N_, InvalidInput, NotFound
 from quizsvc.services.parameters import current_parameters
 from quizsvc.services.settings import load_settings
 
@@ -55,121 +54,6 @@ TYPICAL_DURATION_WINDOW = 50
 # The first key of PostgreSQL's two-key advisory locks that serialize one
 # learner's drill ("drll"); the second key is the user id.
 LEARNER_LOCK_SPACE = 0x64726C6C
-
-
-@dataclass(frozen=True)
-class RecordResult:
-    """The stored review (which carries the card's new schedule)."""
-
-    review: Review
-    # True when this answers a retry: the review was stored by an earlier call.
-    replayed: bool = False
-
-    @property
-    def review_id(self) -> int:
-        return self.review.id
-
-    @property
-    def card_id(self) -> int:
-        return self.review.card_id
-
-    @property
-    def item_id(self) -> str:
-        return self.review.item_id
-
-    @property
-    def rating(self) -> int:
-        return self.review.rating
-
-    @property
-    def correct(self) -> bool:
-        return self.review.correct
-
-    @property
-    def reviewed_at(self) -> datetime:
-        return self.review.reviewed_at
-
-    @property
-    def state(self) -> int:
-        return self.review.state_after
-
-    @property
-    def due(self) -> datetime:
-        return self.review.due_after
-
-    @property
-    def stability(self) -> float | None:
-        return self.review.stability_after
-
-    @property
-    def difficulty(self) -> float | None:
-        return self.review.difficulty_after
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serializable form (times in ISO 8601, UTC)."""
-        return {
-            "review_id": self.review_id,
-            "card_id": self.card_id,
-            "item_id": self.item_id,
-            "rating": self.rating,
-            "rating_name": scheduling.Rating(self.rating).name.lower(),
-            "correct": self.correct,
-            "reviewed_at": self.reviewed_at.isoformat(),
-            "state": self.state,
-            "due": self.due.isoformat(),
-            "stability": self.stability,
-            "difficulty": self.difficulty,
-            "replayed": self.replayed,
-        }
-
-
-def record_answer(
-    session: Session,
-    user: User,
-    item_id: str,
-    *,
-    graded: scheduling.GradedAnswer | None = None,
-    self_rating: str | scheduling.Rating | None = None,
-    duration_ms: int | None = None,
-    answer_text: str | None = None,
-    problem_kind: str | None = None,
-    problem_seed: int | None = None,
-    problem_level: int | None = None,
-    misconception: str | None = None,
-    idempotency_key: str | None = None,
-    verdict: dict[str, Any] | None = None,
-    now: datetime | None = None,
-) -> RecordResult:
-    """Store one answer and reschedule the card; a repeated key replays the first.
-
-    Auto-graded items (every type but `recall`) pass `graded`; `recall` items
-    pass the learner's `self_rating` ("again"/"hard"/"good"/"easy", or
-    "pass"/"fail" in two-button mode).
-    """
-    key = check_key(idempotency_key)
-    lock_learner(session, user)
-    if key is not None and (first := find_answer(session, user, key)) is not None:
-        return _replay(first, item_id)
-    item = session.get(Item, item_id)
-    if item is None:
-        raise NotFound(N_("There is no item '%(item)s'."), item=item_id)
-    review = store_answer(
-        session,
-        user,
-        item,
-        graded=graded,
-        self_rating=self_rating,
-        duration_ms=duration_ms,
-        answer_text=answer_text,
-        problem_kind=problem_kind,
-        problem_seed=problem_seed,
-        problem_level=problem_level,
-        misconception=misconception,
-        idempotency_key=key,
-        verdict=verdict,
-        now=now,
-    )
-    return RecordResult(review)
 
 
 def lock_learner(session: Session, user: User) -> None:
@@ -218,7 +102,7 @@ def store_answer(
     settings: LearnerSettings | None = None,
     now: datetime | None = None,
 ) -> Review:
-    """Append a new answer and reschedule its card (`record_answer` without replay).
+    """Append a new answer and reschedule its card.
 
     The caller holds the learner's lock (`lock_learner`) and has found no review
     under the key (`find_answer`); `settings` saves reading them again.
@@ -359,20 +243,6 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _replay(first: Review, item_id: str) -> RecordResult:
-    if first.item_id != item_id:
-        raise Conflict(
-            N_(
-                "This idempotency key was used for item '%(first)s', not "
-                "'%(item)s': send a new key for a new answer."
-            ),
-            field="idempotency_key",
-            first=first.item_id,
-            item=item_id,
-        )
-    return RecordResult(first, replayed=True)
-
-
 def _rate(
     session: Session,
     user: User,
@@ -383,7 +253,7 @@ def _rate(
     two_button: bool,
 ) -> tuple[scheduling.Rating, str, bool, float | None, bool]:
     """Return (rating, source, correct, score, hint used) under the rating policy."""
-    if item.type == "recall":
+    if item_types.of(item.type).self_rated:
         if self_rating is None or graded is not None:
             raise InvalidInput(
                 N_("A recall item is rated by the learner (self_rating)."),

@@ -13,34 +13,9 @@ from typing import Any
 
 from werkzeug.datastructures import MultiDict
 
+from quizsvc.item_types import collect_answers
 
-def collect_answers(form: MultiDict, asks: list[dict[str, Any]]) -> dict[str, Any]:
-    """Return {ask name: typed answer} for the asks the learner filled in."""
-    answers: dict[str, Any] = {}
-    for ask in asks:
-        name = ask["name"]
-        if ask["format"] in ("matrix", "boolean_matrix"):
-            pasted = form.get(f"paste-{name}", "").strip()
-            if pasted:
-                answers[name] = pasted
-                continue
-            rows, cols = ask["shape"]
-            cells = [
-                [form.get(f"cell-{name}-{i}-{j}", "").strip() for j in range(cols)]
-                for i in range(rows)
-            ]
-            if ask["format"] == "boolean_matrix":
-                # Checkboxes send nothing when unchecked: absent means "hidden".
-                answers[name] = [
-                    ["1" if cell else "0" for cell in row] for row in cells
-                ]
-            elif any(cell for row in cells for cell in row):
-                answers[name] = cells
-        else:
-            value = form.get(f"answer-{name}", "").strip()
-            if value:
-                answers[name] = value
-    return answers
+__all__ = ["collect_answers", "offending_fields", "typed_values"]
 
 
 def typed_values(form: MultiDict) -> dict[str, str]:

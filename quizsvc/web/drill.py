@@ -10,8 +10,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_babel import gettext as _
 from flask_login import login_required
 
-from quizsvc import bank as bank_module
-from quizsvc import grading, problems
+from quizsvc import item_types
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.http.drill import current_drill_step
@@ -28,8 +27,8 @@ from quizsvc.services.reviews import (
     find_answer,
 )
 from quizsvc.services.settings import load_settings
-from quizsvc.web.answer_forms import collect_answers, offending_fields, typed_values
-from quizsvc.web.grid import cell_marks, move_paste_into_grid
+from quizsvc.web.answer_forms import offending_fields, typed_values
+from quizsvc.web.grid import move_paste_into_grid, stored_cell_marks
 
 bp = Blueprint("drill", __name__)
 today_bp = Blueprint("today", __name__)
@@ -57,24 +56,6 @@ def today():
         reviewed=drill.reviewed_today(session, user, now),
         pending=drill.pending_explanation(session, user),
     )
-
-
-def _ordering_answer(form, steps: int) -> list[str] | None:
-    picks = [form.get(f"order-{i}", "") for i in range(steps)]
-    return picks if any(picks) else None
-
-
-def _form_answer(step: drill.OpenDrillItem) -> Any:
-    """Gather the answer from the drill form in the shape the checker expects."""
-    kind = step.question.type
-    if kind == "generated":
-        return collect_answers(request.form, step.problem.public_dict()["ask"])
-    if kind == "choice":
-        chosen = request.form.getlist("answer")
-        return ",".join(chosen) if chosen else None
-    if kind == "ordering":
-        return _ordering_answer(request.form, len(step.question.data["steps"]))
-    return request.form.get("answer", "").strip() or None
 
 
 def _render_item(
@@ -164,11 +145,9 @@ def answer():
         flash(_("That item is no longer open; here is your drill."), "info")
         return redirect(url_for("drill.drill_page"))
     rating = request.form.get("rating") or None
-    attempt = request.form.get("attempt", "").strip()
-    if step.question.type == "recall":
-        answer_value = attempt or None
-    else:
-        answer_value = _form_answer(step)
+    answer_value = item_types.of(step.question).read_form(
+        step.question, request.form, step.problem
+    )
     opened_at = drill.opened_at(session, user)
     duration_ms = None
     if opened_at is not None:
@@ -190,7 +169,7 @@ def answer():
         values = typed_values(request.form)
         values["answer"] = request.form.getlist("answer")
         invalid = None
-        if step.question.type == "generated":
+        if step.problem is not None:
             asks = step.problem.public_dict()["ask"]
             invalid = offending_fields(asks, getattr(exc, "fields", ()), request.form)
         return _render_item(
@@ -204,44 +183,30 @@ def answer():
 
 
 def _details(review: Review) -> dict[str, Any]:
-    """Re-derive what to show about a stored review from its typed answer."""
+    """What to show about a stored review: its stored verdict, read through its
+    item type (nothing is graded again)."""
     question = drill.question_of(review.item)
     lang = current_language()
+    verdict = drill.stored_verdict(review, question)
     details: dict[str, Any] = {
         "question": question,
         "type": question.type,
         "prompt": question.prompt.get(lang),
     }
-    stored = drill.stored_answer(review, question)
-    if question.type == "generated" and review.problem_kind:
-        problem = problems.generate(
-            review.problem_kind, int(review.problem_seed), int(review.problem_level)
+    details.update(
+        item_types.of(question).result_fields(
+            question,
+            verdict,
+            review.answer_text,
+            lang,
+            problem=drill.problem_of_open(review),
         )
-        answers = stored if isinstance(stored, dict) else {}
-        verdict = grading.grade(problem, answers)
-        public = problem.public_dict(lang)
-        values = _grid_values(public, answers)
-        move_paste_into_grid(problem, answers, values)
-        details.update(
-            problem=public,
-            verdict=verdict.to_dict(),
-            labels={ask["name"]: ask["label"] for ask in public["ask"]},
-            grid=values,
-            marks=cell_marks(verdict),
-            expected={a.name: problem.answer_json(a.name) for a in problem.ask},
-        )
-    elif question.type in bank_module.CHECKABLE_TYPES and stored is not None:
-        check = bank_module.check_answer(question, stored)
-        details.update(
-            check=check,
-            typed=review.answer_text,
-            expected_text=_expected_text(question, check, lang),
-            chosen_text=_option_texts(question, check.detail.get("chosen", []), lang),
-            option_texts=_option_map(question, lang),
-            order_text=_step_texts(question, check.detail.get("order", []), lang),
-        )
-    elif question.type == "recall":
-        details.update(typed=review.answer_text)
+    )
+    problem = details.pop("problem_object", None)
+    if problem is not None:
+        values = _grid_values(details["problem"], details["answers"])
+        move_paste_into_grid(problem, details["answers"], values)
+        details.update(grid=values, marks=stored_cell_marks(verdict))
     details.update(drill.reveal(question, lang))
     return details
 
@@ -268,39 +233,6 @@ def _grid_values(public: dict[str, Any], answers: dict[str, Any]) -> dict[str, s
         else:
             values[f"answer-{name}"] = str(typed)
     return values
-
-
-def _option_map(question, lang: str) -> dict[str, str]:
-    """Each option's text as the learner saw it, by id (ids are never shown)."""
-    if question.type != "choice":
-        return {}
-    return {o["id"]: o["text"].get(lang) for o in question.data["options"]}
-
-
-def _option_texts(question, option_ids, lang: str) -> list[str]:
-    """The options as the learner saw them."""
-    texts = _option_map(question, lang)
-    return [texts.get(oid, "") for oid in option_ids]
-
-
-def _step_texts(question, step_ids, lang: str) -> list[str]:
-    """Ordering steps as the learner saw them."""
-    if question.type != "ordering":
-        return []
-    texts = {s["id"]: s["text"].get(lang) for s in question.data["steps"]}
-    return [texts.get(sid, sid) for sid in step_ids]
-
-
-def _expected_text(question, check, lang: str) -> list[str]:
-    """The right answer as text lines, in the page's language."""
-    if question.type == "choice":
-        return _option_texts(question, check.detail.get("correct", []), lang)
-    if question.type == "ordering":
-        return [
-            f"{n}. {step['text'].get(lang)}"
-            for n, step in enumerate(question.data["steps"], start=1)
-        ]
-    return [check.expected]
 
 
 @bp.get("/drill/result/<int:review_id>")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from datetime import datetime
@@ -13,6 +12,7 @@ from flask_babel import gettext
 from flask_login import current_user
 from markupsafe import Markup, escape
 
+from quizsvc import item_types
 from quizsvc.bank.markup import math_html
 from quizsvc.formatting import format_number
 from quizsvc.i18n import current_language, localized
@@ -82,25 +82,12 @@ def lang_span(text) -> Markup:
 
 
 def typed_answer(text: str | None, item_id: str) -> str:
-    """An answer as typed, with a choice's option ids and an ordering's step ids
-    shown as the texts the learner picked (ids are never shown to people)."""
+    """An answer as a person reads it, in the page's language: option and step
+    texts instead of their ids, matrices as rows of plain numbers."""
     from quizsvc.catalog import get_bank
 
     question = get_bank().questions.get(item_id)
-    if not text or question is None or question.type not in ("choice", "ordering"):
-        return text or ""
-    if question.type == "ordering":
-        try:
-            ids = json.loads(text)
-        except ValueError:
-            return text
-        entries, separator = question.data["steps"], " → "
-    else:
-        ids, entries, separator = text.split(","), question.data["options"], "；"
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        return text
-    texts = {entry["id"]: localized(entry["text"]) for entry in entries}
-    return separator.join(texts.get(i.strip(), i) for i in ids)
+    return item_types.readable_answer(question, text, current_language())
 
 
 def render_math(text) -> Markup:

@@ -29,6 +29,22 @@ def cell_marks(verdict: grading.Verdict) -> dict[str, dict[tuple[int, int], bool
     return marks
 
 
+def stored_cell_marks(
+    verdict: dict[str, Any],
+) -> dict[str, dict[tuple[int, int], bool]]:
+    """Return the same marks from a stored verdict (its steps as dicts)."""
+    marks: dict[str, dict[tuple[int, int], bool]] = {}
+    for step in verdict.get("steps") or ():
+        ok = step.get("ok")
+        if isinstance(ok, list) and ok and isinstance(ok[0], list):
+            marks[step["name"]] = {
+                (i, j): bool(cell)
+                for i, row in enumerate(ok)
+                for j, cell in enumerate(row)
+            }
+    return marks
+
+
 def parsed_answer(ask: problems.Ask, value: Any) -> np.ndarray | None:
     """Read one typed answer as the grader does; None when it cannot be read."""
     if ask.format == "boolean_matrix":
