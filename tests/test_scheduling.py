@@ -726,3 +726,57 @@ def test_fsrs_beats_sm2_on_a_real_review_log():
     assert scores["default"].count == scores["SM-2"].count > 500
     assert len(evaluation.fitted_parameters) == 21
     assert evaluation.cutoff > datetime(2024, 3, 29, tzinfo=UTC)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    cards=st.lists(
+        st.tuples(
+            st.sampled_from([STATE_LEARNING, STATE_RELEARNING, STATE_REVIEW]),
+            st.sampled_from([1, 10]),  # the step, in minutes
+            st.integers(0, 900),  # seconds since the last answer
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    just=st.integers(0, 7),
+)
+def test_learning_steps_are_never_asked_before_half_their_step(cards, just):
+    """Is a learning step queued only once half its step has passed (or it is
+    due), the item just answered only once due, and when such steps are held
+    back, does next_ready name the first moment one may be asked?"""
+    now = T0
+    due_cards = []
+    for index, (state, minutes, since) in enumerate(cards):
+        last = now - timedelta(seconds=since)
+        due_cards.append(
+            DueCard(
+                f"c{index}",
+                f"s{index}",
+                state,
+                last + timedelta(minutes=minutes),
+                0.5,
+                last,
+            )
+        )
+    just_answered = f"c{just}"
+    entries = queue(due_cards, just_answered=just_answered)
+    queued = {e.item_id for e in entries}
+    for card in due_cards:
+        if card.state == STATE_REVIEW or card.item_id not in queued:
+            continue
+        step = card.due - card.last_review
+        assert now - card.last_review >= step / 2 or card.due <= now
+        if card.item_id == just_answered:
+            assert card.due <= now and entries[-1].item_id == card.item_id
+    held = [c for c in due_cards if c.state != STATE_REVIEW and c.item_id not in queued]
+    ready = scheduling.next_ready(
+        held, now=now, day_end=now + timedelta(hours=12), just_answered=just_answered
+    )
+    if held:
+        assert ready is not None and ready > now
+        # Moving to that moment makes at least one of them askable.
+        later = queue(due_cards, just_answered=just_answered, now=ready)
+        assert {e.item_id for e in later} & {c.item_id for c in held}
+    else:
+        assert ready is None

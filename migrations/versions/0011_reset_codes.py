@@ -1,4 +1,7 @@
-"""One-time password reset codes a teacher issues for a learner of their class.
+"""One-time password reset codes a teacher issues for a learner of their class;
+open_items.day_repeat, so the drill's counter can say both the day's position
+(answers today + 1) and whether the open item is a learning-step repeat; and
+open_items.option_order, the shuffled order of a choice item's options.
 
 Revision ID: 0011
 Revises: 0008
@@ -56,8 +59,14 @@ def upgrade() -> None:
     op.create_index(
         op.f("ix_reset_codes_user_id"), "reset_codes", ["user_id"], unique=False
     )
+    with op.batch_alter_table("open_items") as batch:
+        batch.add_column(sa.Column("day_repeat", sa.Boolean(), nullable=True))
+        batch.add_column(sa.Column("option_order", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("open_items") as batch:
+        batch.drop_column("option_order")
+        batch.drop_column("day_repeat")
     op.drop_index(op.f("ix_reset_codes_user_id"), table_name="reset_codes")
     op.drop_table("reset_codes")

@@ -5,16 +5,45 @@ from __future__ import annotations
 
 from typing import Any
 
-from quizsvc.api.openapi import (
-    BOOLEAN,
-    INTEGER,
-    SECURED,
-    STRING,
-    _body,
-    _errors,
-    _object,
-    _ok,
-)
+# Plain JSON Schema, written out here rather than borrowed from openapi.py
+# (which includes this module: borrowing would make an import cycle).
+STRING = {"type": "string"}
+INTEGER = {"type": "integer"}
+BOOLEAN = {"type": "boolean"}
+SECURED = [{"session": []}, {"bearer": []}]
+_MEANING = {
+    400: "Malformed or invalid input (the message names the field).",
+    401: "Not signed in, or the bearer token is unknown or revoked.",
+    404: "Not found (or not yours).",
+    415: "The body is not application/json.",
+    429: "Too many attempts; wait and retry.",
+}
+
+
+def _json(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"content": {"application/json": {"schema": schema}}}
+
+
+def _ok(description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"description": description, **_json(schema)}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    error = {"$ref": "#/components/schemas/Error"}
+    return {str(s): {"description": _MEANING[s], **_json(error)} for s in statuses}
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": True, **_json(schema)}
+
+
+def _object(
+    properties: dict[str, Any], required: tuple[str, ...] = ()
+) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return schema
 
 
 def recovery_paths() -> dict[str, Any]:

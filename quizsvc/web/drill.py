@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
@@ -93,8 +95,21 @@ def drill_page():
     if isinstance(step, drill.PendingExplanation):
         return redirect(url_for("drill.result", review_id=step.review.id))
     if isinstance(step, drill.Done):
-        return render_template("drill/done.html", done=step)
+        return _render_done(step)
     return _render_item(step)
+
+
+def _render_done(done: drill.Done):
+    """The end page: when to come back, in the learner's time zone; while
+    learning steps wait for their spacing, a countdown and a self-refresh."""
+    zone = ZoneInfo(current_db_user().timezone or "Asia/Shanghai")
+    back = done.next_due.astimezone(zone) if done.next_due else None
+    wait = None
+    if back is not None and not done.day_done:
+        wait = max(1, math.ceil((done.next_due - datetime.now(UTC)).total_seconds()))
+    return render_template(
+        "drill/done.html", done=done, back=back, zone=zone.key, wait_seconds=wait
+    )
 
 
 def _current_open_item() -> drill.OpenDrillItem | None:
