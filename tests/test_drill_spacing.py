@@ -221,3 +221,23 @@ def test_the_learner_the_replay_and_the_result_see_one_order(
     assert right and first["correct"] is False
     with app.app_context():
         assert get_session().get(OpenItem, learner) is None
+
+
+def test_the_result_lists_options_in_the_order_the_learner_saw():
+    """Does the result page's list of right options follow the stored order?"""
+    from quizsvc import item_types
+
+    question = next(
+        q
+        for q in real_bank().questions.values()
+        if q.type == "choice" and sum(o["correct"] for o in q.data["options"]) >= 2
+    )
+    right = [o["id"] for o in question.data["options"] if o["correct"]]
+    texts = {o["id"]: o["text"]["en"] for o in question.data["options"]}
+    kind = item_types.of(question)
+    for order in (right, list(reversed(right))):
+        others = [o["id"] for o in question.data["options"] if o["id"] not in order]
+        verdict = {"correct": False, "option_order": order + others, "detail": {}}
+        fields = kind.result_fields(question, verdict, ",".join(order), "en")
+        assert fields["expected_text"] == [texts[i] for i in order]
+        assert fields["chosen_text"] == [texts[i] for i in order]

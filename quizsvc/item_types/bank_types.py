@@ -85,7 +85,9 @@ class Choice(Checked):
     def opening(self, question):
         # A fresh order each presentation: a learning-step repeat must not be
         # answerable by remembering "it was the last one". Ids stay stable.
-        order = [option["id"] for option in question.data["options"]]
+        order = [option["id"] for option in question.data.get("options", ())]
+        if len(order) < 2:
+            return {}
         secrets.SystemRandom().shuffle(order)
         return {"option_order": order}
 
