@@ -439,3 +439,12 @@ def test_other_usernames_are_refused_with_the_rule(app, name):
     )
     assert response.status_code == 400, response.json
     assert "汉字" in response.json["message"]
+
+
+def test_the_teachers_learner_page_states_the_recall_horizon(app, teacher, classroom):
+    """The per-learner skills table shows recall 7 days ahead, not "now"."""
+    class_id, ana, _code = classroom
+    html = teacher.get(f"/teacher/classes/{class_id}/learners/{ana}?lang=zh-CN")
+    text = html.get_data(as_text=True)
+    table = text.split('id="skill-table"')[1].split("</thead>")[0]
+    assert "7 天后的记忆" in table and "当前记忆" not in table

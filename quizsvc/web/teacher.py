@@ -54,6 +54,7 @@ from quizsvc.services.classes import (
     rotate_join_code,
     set_joining_open,
 )
+from quizsvc.services.progress import RECALL_HORIZON_DAYS
 from quizsvc.services.reset_codes import issue_reset_code
 from quizsvc.web.charts import recall_grid_svg
 from quizsvc.web.learner_charts import calendar_chart
@@ -389,6 +390,7 @@ def _learner_page(classroom: Classroom, membership, **extra: Any):
             session, [r.item_id for r in reviews] + [e.item_id for e in explanations]
         ),
         scale=_self_assessment_labels(),
+        horizon_days=RECALL_HORIZON_DAYS,
         **extra,
     )
 
