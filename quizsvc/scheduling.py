@@ -422,6 +422,16 @@ class DueCard:
     # When it was last answered: a learning step may be asked ahead of its due
     # time only STEP_SPACING of the step after it (None: no such bound).
     last_review: datetime | None = None
+    # The learning or relearning step it is in (None in the Review state).
+    step: int | None = None
+
+    def answers_left(self) -> int:
+        """Answers it needs today if each is right: the steps left, or one."""
+        if self.state == STATE_LEARNING:
+            return max(1, len(LEARNING_STEPS) - (self.step or 0))
+        if self.state == STATE_RELEARNING:
+            return max(1, len(RELEARNING_STEPS) - (self.step or 0))
+        return 1
 
     def spaced_from(self) -> datetime:
         """The earliest moment a learning step may be asked again, ahead of due."""

@@ -223,7 +223,7 @@ def test_the_drill_keeps_the_closed_book_and_explains_in_chinese(
         database, "xiaogang", "l16-hand-generated-lesson", ("lesson_example", 0, 1)
     )
     page.goto(server + "drill")
-    assert page.locator("#drill-position").inner_text() == "1 / 10"
+    assert page.locator("#drill-position").inner_text() == "1 / 20"
     snap_both(page, shots, "21-drill-generated-zh")
 
     # While it is open, nothing computes its answer for the learner.

@@ -57,11 +57,13 @@ def _answer(api, item, payload):
 
 def test_the_position_counts_answers_and_the_total_counts_the_steps(learner_client):
     """After a wrong answer is explained, does other work come first, is the
-    position always the answers given + 1, and does the total count the
-    learning steps planned for later today (never below the position)?"""
+    position always the answers given + 1, and does the total count every
+    planned learning step, growing by one for the wrong answer only?"""
     api = learner_client
     first = api.get("/api/v1/drill/next").json
-    assert (first["position"], first["repeat"], first["total"]) == (1, False, 10)
+    # Ten new items, each planned as two answers (the 1- and 10-minute steps
+    # of a right first answer).
+    assert (first["position"], first["repeat"], first["total"]) == (1, False, 20)
     wrong = _answer(api, first, _wrong_answer(first))
     api.post(
         "/api/v1/drill/explanation",
@@ -79,8 +81,8 @@ def test_the_position_counts_answers_and_the_total_counts_the_steps(learner_clie
         totals.append(item["total"])
         seen.append(item["item_id"])
         _answer(api, item, _right_answer(item))
-    # The failed item's step is planned: 10 new items and at least that step.
-    assert totals[0] >= 11 and totals == sorted(totals) and len(totals) == 9
+    # The wrong answer added one step (+1); right answers were planned for.
+    assert totals == [21] * 9
 
 
 def test_skills_take_turns_among_the_days_new_items(learner_client):
@@ -100,4 +102,4 @@ def test_skills_take_turns_among_the_days_new_items(learner_client):
 
 def test_the_drill_page_shows_the_position_and_a_repeat(learner_client):
     html = learner_client.get("/drill").get_data(as_text=True)
-    assert 'id="drill-position">1 / 10<' in html
+    assert 'id="drill-position">1 / 20<' in html

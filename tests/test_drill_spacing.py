@@ -141,9 +141,14 @@ def test_a_step_not_yet_spaced_makes_the_drill_wait(learner_client, app, monkeyp
         json={"review_id": answered["review_id"], "text": "picked the wrong axis"},
     )
     card_due = datetime.fromisoformat(answered["next_due"])
+    # The result says the day grew by one: the item comes back later today.
+    result = api.get(f"/drill/result/{answered['review_id']}?lang=zh-CN")
+    shown = result.get_data(as_text=True)
+    assert 'id="once-more"' in shown and "+1 再练一次" in shown
     waiting = api.get("/api/v1/drill/next").json
     assert waiting["done"] is True and waiting["day_done"] is False
     assert waiting["steps_waiting"] == 1
+    assert first["total"] == 2  # a new item: one answer per learning step
     # Just answered: never straight after itself, so it waits its whole step.
     assert datetime.fromisoformat(waiting["next_due"]) == card_due
     # The page, in the learner's zone (Asia/Shanghai by default).
@@ -155,9 +160,11 @@ def test_a_step_not_yet_spaced_makes_the_drill_wait(learner_client, app, monkeyp
     clock.now = card_due
     again = api.get("/api/v1/drill/next").json
     assert again["item_id"] == first["item_id"] and again["repeat"] is True
-    assert (again["position"], again["total"]) == (2, 2)
+    # Planned: the first answer, then the 1- and 10-minute steps of the wrong
+    # answer (a new item answered right would have needed two answers).
+    assert (again["position"], again["total"]) == (2, 3)
     page = api.get("/drill?lang=zh-CN").get_data(as_text=True)
-    assert 'id="drill-position">2 / 2<' in page and "+1 再练一次" in page
+    assert 'id="drill-position">2 / 3<' in page and 'id="drill-repeat"' in page
 
 
 def _choice_with_options(count: int = 3):

@@ -39,6 +39,9 @@ class DailyPlan:
     # spacing rule keeps them back), and when the first of them may be asked.
     held_back: int = 0
     next_ready: datetime | None = None
+    # The answers still planned today if every one is right: one per review,
+    # every learning step left per learning card (a new item: all of them).
+    planned: int = 0
 
     @property
     def position(self) -> int:
@@ -47,10 +50,11 @@ class DailyPlan:
 
     @property
     def total(self) -> int:
-        """The answers planned for today so far: those given, those queued and
-        the learning steps still to come today. A wrong answer adds a step, so
-        it may grow; it is never less than `position` while work is queued."""
-        return self.answers + len(self.queue) + self.held_back
+        """The answers planned for today so far: those given and those still
+        planned, learning steps included (a new item needs one answer per
+        learning step). A wrong answer adds a step, so it may grow by one; it
+        is never less than `position` while work is queued."""
+        return self.answers + self.planned
 
     def is_repeat(self, item_id: str) -> bool:
         """Whether the item was answered earlier today (a learning-step repeat)."""
@@ -97,8 +101,15 @@ def daily_plan(session: Session, user: User, now: datetime | None = None) -> Dai
         for card in due_cards
         if card.state != scheduling.STATE_REVIEW and card.item_id not in queued
     ]
+    cards = {card.item_id: card for card in due_cards}
+    new_item_answers = len(scheduling.LEARNING_STEPS) or 1
+    planned = sum(
+        new_item_answers if entry.kind == "new" else cards[entry.item_id].answers_left()
+        for entry in queue
+    ) + sum(card.answers_left() for card in held)
     return DailyPlan(
         queue=queue,
+        planned=planned,
         answered_items=frozenset(row.item_id for row in today),
         answers=len(today),
         held_back=len(held),
@@ -139,6 +150,7 @@ _DUE_CARDS = (
         Card.due,
         Card.stability,
         Card.last_review,
+        Card.step,
     )
     .join(Item, Item.id == Card.item_id)
     .outerjoin(ItemSkill, _primary_skill())
@@ -183,7 +195,7 @@ def _due_cards(
     recall = scheduling.retrievability_at(stability, last, now, decay)
     return [
         scheduling.DueCard(
-            r.item_id, r.skill_id, r.state, r.due, float(p), r.last_review
+            r.item_id, r.skill_id, r.state, r.due, float(p), r.last_review, r.step
         )
         for r, p in zip(rows, recall, strict=True)
     ]

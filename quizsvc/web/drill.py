@@ -12,7 +12,7 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask_babel import gettext as _
 from flask_login import login_required
 
-from quizsvc import item_types
+from quizsvc import item_types, scheduling
 from quizsvc.catalog import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.http.drill import current_drill_step
@@ -20,6 +20,7 @@ from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
+from quizsvc.scheduling import STATE_LEARNING, STATE_RELEARNING
 from quizsvc.services import NotFound, ServiceError, drill
 from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import (
@@ -265,10 +266,26 @@ def result(review_id: int):
         review=review,
         needs_why=needs_why,
         details=_details(review),
+        comes_back=_comes_back_today(review),
         error=None,
         min_chars=MIN_EXPLANATION_CHARS,
         max_chars=MAX_EXPLANATION_CHARS,
     )
+
+
+def _comes_back_today(review: Review) -> str | None:
+    """When a wrong answer added a learning step for later today (the day's
+    total grew by one), the earliest time it comes back, in the learner's zone.
+    (A right answer's steps were in the plan, and the total, already.)"""
+    if review.correct or review.state_after not in (STATE_LEARNING, STATE_RELEARNING):
+        return None
+    settings = load_settings(get_session(), current_db_user())
+    _start, day_end = scheduling.learner_day(
+        review.reviewed_at, settings.timezone, settings.rollover_hour
+    )
+    if review.due_after >= day_end:
+        return None
+    return review.due_after.astimezone(ZoneInfo(settings.timezone)).strftime("%H:%M")
 
 
 @bp.post("/drill/result/<int:review_id>/explain")
@@ -290,6 +307,7 @@ def explain(review_id: int):
             review=review,
             needs_why=True,
             details=_details(review),
+            comes_back=_comes_back_today(review),
             error=message_of(exc),
             why=request.form.get("why", ""),
             min_chars=MIN_EXPLANATION_CHARS,
