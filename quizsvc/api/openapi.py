@@ -234,7 +234,14 @@ def build_document() -> dict[str, Any]:
                                 _object(
                                     {
                                         "done": {"const": True},
-                                        "next_due": {"type": ["string", "null"]},
+                                        # false while learning steps wait for
+                                        # their spacing: come back at next_due
+                                        "day_done": BOOLEAN,
+                                        "steps_waiting": INTEGER,
+                                        "next_due": {
+                                            "type": ["string", "null"],
+                                            "format": "date-time",
+                                        },
                                         "reviewed_today": INTEGER,
                                     },
                                     ("done",),
@@ -510,6 +517,7 @@ def build_document() -> dict[str, Any]:
                         },
                         "problem": ANY_OBJECT,
                         "note_id": STRING,
+                        # answers given today + 1, and answers planned today
                         "position": INTEGER,
                         "total": INTEGER,
                         "repeat": BOOLEAN,
@@ -526,6 +534,10 @@ def build_document() -> dict[str, Any]:
                         "verdict": ANY_OBJECT,
                         "requires_explanation": BOOLEAN,
                         "next_due": STRING,
+                        "option_order": {
+                            "type": ["array", "null"],
+                            "items": STRING,
+                        },
                         "replayed": BOOLEAN,
                         "explanation": STRING,
                         "note_id": STRING,
