@@ -66,6 +66,9 @@ class Defaults:
     # Joining a class, per learner, on the page and over the API together:
     # far fewer tries than guessing a join code would ever need.
     JOIN_RATE_LIMIT = "30 per minute"
+    # Wrong, used or expired reset codes per client address (page and API):
+    # room for typos, nowhere near enough to guess a 12-character code.
+    RESET_RATE_LIMIT = "10 per minute;30 per hour"
 
     # Session cookies: not readable by scripts, not sent on cross-site posts.
     # SESSION_COOKIE_SECURE is switched on per request when served over HTTPS.

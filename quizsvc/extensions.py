@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flask import Response, current_app, request
+from flask import Response, current_app, g, request
 from flask_limiter import Limiter
 from flask_limiter.util import get_remote_address
 from flask_login import LoginManager, current_user
@@ -98,4 +98,19 @@ register_limit = limiter.shared_limit(
     lambda: current_app.config["REGISTER_RATE_LIMIT"],
     scope="register",
     methods=["POST"],
+)
+
+
+def _code_refused(response) -> bool:
+    # Set by the reset views when a code was wrong, used or expired: only those
+    # attempts count, so a typo in the new password costs nothing.
+    return bool(g.get("reset_code_refused"))
+
+
+# Password resets with a code, on the page and over the API together.
+reset_limit = limiter.shared_limit(
+    lambda: current_app.config["RESET_RATE_LIMIT"],
+    scope="reset",
+    methods=["POST"],
+    deduct_when=_code_refused,
 )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from flask import g
+
 from quizsvc.api import bp, json_body, login_required
 from quizsvc.db import get_session, transaction
 from quizsvc.errors import N_, BadRequest, Unauthorized
-from quizsvc.extensions import login_limit, register_limit
+from quizsvc.extensions import login_limit, register_limit, reset_limit
 from quizsvc.http.login import (
     current_db_user,
     current_session_secret,
@@ -22,6 +24,7 @@ from quizsvc.services.accounts import (
     register,
     revoke_token,
 )
+from quizsvc.services.reset_codes import BadResetCode, reset_password
 
 
 def _user_dict(user) -> dict:
@@ -74,6 +77,25 @@ def api_login():
             )
         sign_in(session, user)
     return {"user": _user_dict(user)}
+
+
+@bp.post("/auth/reset")
+@reset_limit
+def api_reset_password():
+    """Choose a new password with a one-time code from your teacher; every
+    session and token of the account ends. Wrong codes count against a limit."""
+    body = json_body(("username", "code", "new_password"))
+    fields = (body["username"], body["code"], body["new_password"])
+    if not all(isinstance(value, str) for value in fields):
+        raise BadRequest(N_("username, code and new_password must be strings."))
+    try:
+        with transaction() as session:
+            user = reset_password(session, *fields)
+            shown = _user_dict(user)
+    except BadResetCode:
+        g.reset_code_refused = True
+        raise
+    return {"password_changed": True, "user": shown}
 
 
 @bp.post("/auth/logout")

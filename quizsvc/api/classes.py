@@ -27,6 +27,7 @@ from quizsvc.services.classes import (
     rotate_join_code,
     set_share_history,
 )
+from quizsvc.services.reset_codes import issue_reset_code
 
 CLASS_FIELDS = ("name", "term", "timezone")
 JOIN_FIELDS = ("code", "student_number", "display_name", "share_history")
@@ -193,3 +194,19 @@ def api_class_learners(class_id: int):
         "class_id": classroom.id,
         "learners": [row.to_dict() for row in overview.rows],
     }
+
+
+@bp.post("/classes/<int:class_id>/learners/<int:user_id>/reset-code")
+@login_required
+def api_issue_reset_code(class_id: int, user_id: int):
+    """A one-time password reset code for a learner of a class you teach
+    (valid 24 hours, one use; a newer code replaces an unused older one)."""
+    with transaction() as session:
+        issued = issue_reset_code(session, current_db_user(), class_id, user_id)
+        username = issued.user.username
+    return {
+        "user_id": user_id,
+        "username": username,
+        "code": issued.code,
+        "expires_at": issued.expires_at.isoformat(),
+    }, 201

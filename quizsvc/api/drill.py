@@ -116,11 +116,12 @@ def api_drill_explanation():
 @bp.get("/notes/<note_id>")
 @login_required
 def api_note(note_id: str):
-    """One lesson note; closed (423) while its item is open in your drill."""
+    """One lesson note; every note is closed (423) while an item is open in
+    your drill or a wrong answer waits for its explanation."""
     note = get_bank().notes.get(note_id)
     if note is None:
         raise NotFound(N_("There is no note '%(note)s'."), note=note_id)
-    if drill.note_state(get_session(), current_db_user(), note_id) == "locked":
+    if drill.closed_book(get_session(), current_db_user()):
         raise Locked(
             N_(
                 "This note stays closed while its question is open; after a wrong "

@@ -76,12 +76,19 @@ def _measured(record: insights.SkillRecord | None) -> dict[str, Any]:
         return {
             "cards": 0,
             "mean_retrievability": None,
+            "recall_now": None,
+            "recall_in_7_days": None,
             "recent_answers": 0,
             "recent_accuracy": None,
         }
     return {
         "cards": record.cards,
+        # Raw FSRS retrievability now (about 1.0 minutes after a review), under
+        # both its old name and one that says what it is; pages show the
+        # prediction a week ahead.
         "mean_retrievability": record.mean_retrievability,
+        "recall_now": record.mean_retrievability,
+        "recall_in_7_days": record.recall_at_horizon,
         "recent_answers": record.recent_answers,
         "recent_accuracy": record.recent_accuracy,
     }

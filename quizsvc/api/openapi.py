@@ -69,6 +69,8 @@ SECURED = [{"session": []}, {"bearer": []}]
 
 def build_document() -> dict[str, Any]:
     """Return the OpenAPI document."""
+    from quizsvc.api.openapi_recovery import recovery_paths
+
     credentials = _object(
         {
             "username": STRING,
@@ -232,7 +234,14 @@ def build_document() -> dict[str, Any]:
                                 _object(
                                     {
                                         "done": {"const": True},
-                                        "next_due": {"type": ["string", "null"]},
+                                        # false while learning steps wait for
+                                        # their spacing: come back at next_due
+                                        "day_done": BOOLEAN,
+                                        "steps_waiting": INTEGER,
+                                        "next_due": {
+                                            "type": ["string", "null"],
+                                            "format": "date-time",
+                                        },
                                         "reviewed_today": INTEGER,
                                     },
                                     ("done",),
@@ -337,8 +346,9 @@ def build_document() -> dict[str, Any]:
         },
         "/notes/{note_id}": {
             "get": {
-                "summary": "A lesson note, for a signed-in learner (423 while its "
-                "question is open in your drill).",
+                "summary": "A lesson note, for a signed-in learner (every note "
+                "answers 423 while an item is open in your drill or a wrong "
+                "answer waits for its explanation).",
                 "security": SECURED,
                 "parameters": [
                     {
@@ -458,6 +468,7 @@ def build_document() -> dict[str, Any]:
             },
         },
         **_class_paths(),
+        **recovery_paths(),
         **_export_paths(),
         "/openapi.json": {
             "get": {
@@ -506,6 +517,7 @@ def build_document() -> dict[str, Any]:
                         },
                         "problem": ANY_OBJECT,
                         "note_id": STRING,
+                        # answers given today + 1, and answers planned today
                         "position": INTEGER,
                         "total": INTEGER,
                         "repeat": BOOLEAN,
@@ -522,6 +534,10 @@ def build_document() -> dict[str, Any]:
                         "verdict": ANY_OBJECT,
                         "requires_explanation": BOOLEAN,
                         "next_due": STRING,
+                        "option_order": {
+                            "type": ["array", "null"],
+                            "items": STRING,
+                        },
                         "replayed": BOOLEAN,
                         "explanation": STRING,
                         "note_id": STRING,

@@ -16,7 +16,7 @@ from quizsvc.models import ROLES
 
 @click.group("users")
 def users_group() -> None:
-    """Create accounts, give them roles, list them."""
+    """Create accounts, give them roles or new passwords, list them."""
 
 
 def _read_password(from_stdin: bool) -> str:
@@ -82,6 +82,43 @@ def set_role_command(username: str, role: str) -> None:
             raise click.BadParameter(f"no account {username!r}", param_hint="USERNAME")
         before, user.role = user.role, role
     click.echo(f"{user.username!r}: {before} -> {role}")
+
+
+@users_group.command("set-password")
+@click.argument("username")
+@click.option(
+    "--password-stdin",
+    is_flag=True,
+    help="Read the new password from the first line of standard input (else prompt).",
+)
+@with_appcontext
+def set_password_command(username: str, password_stdin: bool) -> None:
+    """Give an account a new password (same rule as registering).
+
+    Every session and API token of that account ends: whoever used it before
+    has to sign in again with the new password.
+    """
+    from quizsvc.db import transaction
+    from quizsvc.services import ServiceError
+    from quizsvc.services.accounts import set_password
+    from quizsvc.services.users import find_user
+
+    password = _read_password(password_stdin)
+    try:
+        with transaction() as session:
+            user = find_user(session, username)
+            if user is None:
+                raise click.BadParameter(
+                    f"no account {username!r}", param_hint="USERNAME"
+                )
+            done = set_password(session, user, password)
+            name = user.username
+    except ServiceError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(
+        f"new password for {name!r}; ended {done.sessions_ended} session(s) "
+        f"and revoked {done.tokens_revoked} API token(s)"
+    )
 
 
 @users_group.command("list")

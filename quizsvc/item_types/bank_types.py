@@ -4,6 +4,7 @@ quizsvc.bank), and recall (rated by the learner)."""
 from __future__ import annotations
 
 import re
+import secrets
 from typing import Any
 
 from quizsvc import bank, scheduling
@@ -80,6 +81,15 @@ class Choice(Checked):
         chosen = form.getlist("answer")
         return ",".join(chosen) if chosen else None
 
+    def opening(self, question):
+        # A fresh order each presentation: a learning-step repeat must not be
+        # answerable by remembering "it was the last one". Ids stay stable.
+        order = [option["id"] for option in question.data.get("options", ())]
+        if len(order) < 2:
+            return {}
+        secrets.SystemRandom().shuffle(order)
+        return {"option_order": order}
+
     def option_texts(self, question: Question, lang: str) -> dict[str, str]:
         """Each option's text in `lang`, by id (ids are never shown to people)."""
         return {o["id"]: pick_text(o["text"], lang) for o in question.data["options"]}
@@ -104,12 +114,24 @@ class Choice(Checked):
         texts = self.option_texts(question, lang)
         detail = verdict.get("detail") or {}
         chosen = detail.get("chosen") or self.chosen(text)
+        # Listed in the order the learner saw the options (stored with the
+        # answer), so the result reads like the question did.
+        seen = verdict.get("option_order") or [
+            o["id"] for o in question.data["options"]
+        ]
+        rank = {option_id: index for index, option_id in enumerate(seen)}
+
+        def place(option_id):
+            return rank.get(option_id, len(rank))
+
+        right = [o["id"] for o in question.data["options"] if o["correct"]]
+        wrong = detail.get("why_wrong") or {}
         return {
-            "expected_text": self.expected_lines(question, lang),
-            "chosen_text": [texts.get(c, "") for c in chosen],
+            "expected_text": [texts[i] for i in sorted(right, key=place)],
+            "chosen_text": [texts.get(c, "") for c in sorted(chosen, key=place)],
             "why_wrong": [
-                (texts.get(option, ""), why)
-                for option, why in (detail.get("why_wrong") or {}).items()
+                (texts.get(option, ""), wrong[option])
+                for option in sorted(wrong, key=place)
             ],
         }
 

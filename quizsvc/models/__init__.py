@@ -561,10 +561,17 @@ class OpenItem(Base):
     problem_seed: Mapped[int | None] = mapped_column(BigInteger)
     problem_level: Mapped[int | None] = mapped_column(SmallInteger)
     # Where the item stands in the learner's day when it was opened: the
-    # position among the day's planned items (None for a learning-step repeat)
-    # and the planned total, so showing the open item needs no queue.
+    # position (answers given today + 1; None when opened before revision
+    # 0011 for a learning-step repeat), the answers planned for today, and
+    # whether it repeats an item answered earlier today (a learning step), so
+    # showing the open item needs no queue.
     day_position: Mapped[int | None]
     day_total: Mapped[int | None]
+    day_repeat: Mapped[bool | None]
+    # A choice item's option ids in the order this presentation shows them,
+    # drawn anew each time it is opened (so a repeat cannot be answered by
+    # position); the answer's stored verdict keeps it for replays and results.
+    option_order: Mapped[list[str] | None] = mapped_column(JSON)
 
 
 __all__ = [
@@ -584,6 +591,7 @@ __all__ = [
     "Lesson",
     "Membership",
     "OpenItem",
+    "ResetCode",
     "Review",
     "SelfAssessment",
     "Skill",
@@ -595,3 +603,4 @@ __all__ = [
 # The LTI tables have a module of their own; importing it here puts them in
 # Base.metadata wherever the schema is needed (migrations, tests).
 from quizsvc.models import lti as _lti_tables  # noqa: E402, F401
+from quizsvc.models.accounts import ResetCode  # noqa: E402

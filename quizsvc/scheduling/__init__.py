@@ -52,6 +52,7 @@ from quizsvc.scheduling.cards import (
 from quizsvc.scheduling.day_queue import (
     LEARN_AHEAD,
     SKILL_STAGGER,
+    STEP_SPACING,
     DueCard,
     LessonProgress,
     NewItem,
@@ -59,6 +60,7 @@ from quizsvc.scheduling.day_queue import (
     build_queue,
     introduction_order,
     learner_day,
+    next_ready,
     spread_skills,
     unlocked_lessons,
 )
@@ -110,6 +112,8 @@ __all__ = [
     "Histories",
     "LEARNING_STEPS",
     "LEARN_AHEAD",
+    "STEP_SPACING",
+    "next_ready",
     "LessonProgress",
     "LoggedReview",
     "MAXIMUM_INTERVAL_DAYS",

@@ -15,11 +15,24 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from quizsvc.scheduling.cards import STATE_REVIEW, _as_utc
+from quizsvc.scheduling.cards import (
+    LEARNING_STEPS,
+    RELEARNING_STEPS,
+    STATE_LEARNING,
+    STATE_RELEARNING,
+    STATE_REVIEW,
+    _as_utc,
+)
 
 # A card in a learning step that comes due within this much of now joins the
-# queue now, as Anki's "learn ahead limit" does, rather than leaving a gap.
+# queue now, as Anki's "learn ahead limit" does, rather than leaving a gap —
+# but only once STEP_SPACING of its step has passed since its last answer.
 LEARN_AHEAD = timedelta(minutes=20)
+# The least share of a learning step that must pass before the card is asked
+# again (1-minute step: 30 s; 10-minute step: 5 min). Otherwise a step is
+# pulled forward whenever the queue runs dry, and the "spaced" repeat comes
+# seconds after the answer it was meant to space out.
+STEP_SPACING = 0.5
 
 
 def learner_day(
@@ -47,6 +60,26 @@ class DueCard:
     state: int
     due: datetime
     retrievability: float
+    # When it was last answered: a learning step may be asked ahead of its due
+    # time only STEP_SPACING of the step after it (None: no such bound).
+    last_review: datetime | None = None
+    # The learning or relearning step it is in (None in the Review state).
+    step: int | None = None
+
+    def answers_left(self) -> int:
+        """Answers it needs today if each is right: the steps left, or one."""
+        if self.state == STATE_LEARNING:
+            return max(1, len(LEARNING_STEPS) - (self.step or 0))
+        if self.state == STATE_RELEARNING:
+            return max(1, len(RELEARNING_STEPS) - (self.step or 0))
+        return 1
+
+    def spaced_from(self) -> datetime:
+        """The earliest moment a learning step may be asked again, ahead of due."""
+        if self.last_review is None or self.due <= self.last_review:
+            return self.due - LEARN_AHEAD
+        step = self.due - self.last_review
+        return max(self.last_review + step * STEP_SPACING, self.due - LEARN_AHEAD)
 
 
 @dataclass(frozen=True)
@@ -117,8 +150,12 @@ def build_queue(
     skill in bank order and the skills in the lesson's order, but staggered
     (`introduction_order`) so a skill is not drilled to exhaustion before the
     next one starts. Learning steps that come due within LEARN_AHEAD go last,
-    as Anki's learn-ahead does, and so does the item `just_answered` (a card
-    just failed is not asked again at once while other work is waiting).
+    as Anki's learn-ahead does, but only once STEP_SPACING of their step has
+    passed since their last answer (`DueCard.spaced_from`); the item
+    `just_answered` is never asked ahead of its due time and, when due, goes
+    after everything else (a card just failed is not asked again at once while
+    other work is waiting). A learning step not yet spaced is left out: the
+    queue may then be empty while steps wait (see `next_ready`).
     Finally no two entries of one skill are adjacent, counting the skill of the
     latest answer (`previous_skill`), unless only that skill is left.
     """
@@ -130,9 +167,13 @@ def build_queue(
         if card.state == STATE_REVIEW:
             if card.due < day_end:
                 ready.append(card)
-        elif card.due <= now and card.item_id != just_answered:
+        elif card.item_id == just_answered:
+            # Its whole step has passed: asked again, but after all else.
+            if card.due <= now:
+                ahead.append(card)
+        elif card.due <= now:
             ready.append(card)
-        elif card.due <= learn_ahead:
+        elif card.due <= learn_ahead and card.spaced_from() <= now:
             ahead.append(card)
     ready.sort(key=lambda c: (c.retrievability, c.due, c.item_id))
     # The item just answered goes after the other learn-ahead cards, even one
@@ -153,6 +194,26 @@ def build_queue(
         for c in ahead[:room]
     ]
     return spread_skills(reviews + news + later, previous_skill)
+
+
+def next_ready(
+    due_cards: Iterable[DueCard],
+    *,
+    now: datetime,
+    day_end: datetime,
+    just_answered: str | None = None,
+) -> datetime | None:
+    """When the earliest learning step held back by the spacing rule may be
+    asked (after now, before the day ends), or None when none waits."""
+    now = _as_utc(now)
+    waiting = []
+    for card in due_cards:
+        if card.state == STATE_REVIEW or card.due >= day_end:
+            continue
+        ready_at = card.due if card.item_id == just_answered else card.spaced_from()
+        if ready_at > now:
+            waiting.append(ready_at)
+    return min(waiting, default=None)
 
 
 # How many items of a skill come before the next skill's first item.

@@ -182,6 +182,35 @@ def change_password(
 
 
 @dataclass(frozen=True)
+class PasswordSet:
+    """What setting a password ended: sessions and API tokens."""
+
+    sessions_ended: int
+    tokens_revoked: int
+
+
+def set_password(
+    session: Session, user: User, new: str, *, now: datetime | None = None
+) -> PasswordSet:
+    """Set a new password without the old one (an admin, or a reset code).
+
+    Whoever held the account before may still be signed in somewhere or hold a
+    token, so every session and every API token of the user ends.
+    """
+    check_password_rules(new, user.username)
+    user.password_hash = hash_password(new)
+    now = resolve_now(now)
+    ended = end_sessions(session, user, now=now)
+    revoked = session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=now)
+    ).rowcount
+    session.flush()
+    return PasswordSet(sessions_ended=ended, tokens_revoked=revoked)
+
+
+@dataclass(frozen=True)
 class IssuedToken:
     """A new token: the secret is only available here, at creation time."""
 

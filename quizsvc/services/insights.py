@@ -77,6 +77,8 @@ class SkillRecord:
     recent_answers: int
     recent_correct: int
     self_level: int | None
+    # Predicted recall RECALL_HORIZON_DAYS from now: what learner pages show.
+    recall_at_horizon: float | None = None
 
     @property
     def recent_accuracy(self) -> float | None:
@@ -101,6 +103,8 @@ class SkillRecord:
             "skill_id": self.skill_id,
             "cards": self.cards,
             "mean_retrievability": self.mean_retrievability,
+            "recall_now": self.mean_retrievability,
+            "recall_in_7_days": self.recall_at_horizon,
             "recent_answers": self.recent_answers,
             "recent_correct": self.recent_correct,
             "recent_accuracy": self.recent_accuracy,
@@ -184,6 +188,7 @@ def skill_records(
             self_level=progress.self_assessment
             if levels is None
             else levels.get(progress.skill_id),
+            recall_at_horizon=progress.recall_at_horizon,
         )
         for progress in skill_progress(session, user, now)
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 from sqlalchemy import select
@@ -27,6 +27,12 @@ from quizsvc.models import (
     User,
 )
 from quizsvc.services import resolve_now
+
+# Learner pages show the recall predicted this far ahead, not "now": minutes
+# after a review every card reads about 100 %, which tells nothing. A week is
+# the shortest gap after which a right answer says the item was learned.
+RECALL_HORIZON_DAYS = 7
+RECALL_HORIZON = timedelta(days=RECALL_HORIZON_DAYS)
 
 
 @dataclass(frozen=True)
@@ -90,22 +96,29 @@ def _decays(session: Session, user_ids: list[int]) -> dict[int, float]:
 
 @dataclass(frozen=True)
 class SkillProgress:
-    """A skill: cards that exercise it, their mean recall, the latest self-rating."""
+    """A skill: cards that exercise it, their mean recall now and at the
+    horizon (RECALL_HORIZON from now, with no review in between), the latest
+    self-rating."""
 
     skill_id: str
     title: dict
     cards: int
     mean_retrievability: float | None
     self_assessment: int | None
+    recall_at_horizon: float | None = None
 
 
 def skill_progress(
     session: Session, user: User, now: datetime | None = None
 ) -> list[SkillProgress]:
     """Return the learner's progress per skill, in lesson and skill order."""
+    now = resolve_now(now)
     recall = card_retrievability(session, [user.id], now)
     by_item = dict(zip(recall.item_id, recall.retrievability, strict=True))
+    ahead = card_retrievability(session, [user.id], now + RECALL_HORIZON)
+    ahead_by_item = dict(zip(ahead.item_id, ahead.retrievability, strict=True))
     per_skill: dict[str, list[float]] = defaultdict(list)
+    ahead_per_skill: dict[str, list[float]] = defaultdict(list)
     if by_item:
         for item_id, skill_id in session.execute(
             select(ItemSkill.item_id, ItemSkill.skill_id).where(
@@ -113,6 +126,7 @@ def skill_progress(
             )
         ):
             per_skill[skill_id].append(float(by_item[item_id]))
+            ahead_per_skill[skill_id].append(float(ahead_by_item[item_id]))
     latest: dict[str, int] = {}
     for skill_id, level in session.execute(
         select(SelfAssessment.skill_id, SelfAssessment.level)
@@ -133,6 +147,9 @@ def skill_progress(
             len(per_skill[skill.id]),
             float(np.mean(per_skill[skill.id])) if per_skill[skill.id] else None,
             latest.get(skill.id),
+            float(np.mean(ahead_per_skill[skill.id]))
+            if ahead_per_skill[skill.id]
+            else None,
         )
         for skill in skills
     ]

@@ -35,16 +35,26 @@ class DailyPlan:
     answered_items: frozenset[str]
     # Answers today, learning-step repeats included.
     answers: int
+    # Learning steps due later today that the queue does not hold yet (the
+    # spacing rule keeps them back), and when the first of them may be asked.
+    held_back: int = 0
+    next_ready: datetime | None = None
+    # The answers still planned today if every one is right: one per review,
+    # every learning step left per learning card (a new item: all of them).
+    planned: int = 0
+
+    @property
+    def position(self) -> int:
+        """The place of the next answer in the day: answers given + 1."""
+        return self.answers + 1
 
     @property
     def total(self) -> int:
-        """The day's planned items: those done plus those still waiting.
-
-        Learning-step repeats of items already answered today do not count, so
-        the total stays put while the learner works through the day.
-        """
-        waiting = sum(e.item_id not in self.answered_items for e in self.queue)
-        return len(self.answered_items) + waiting
+        """The answers planned for today so far: those given and those still
+        planned, learning steps included (a new item needs one answer per
+        learning step). A wrong answer adds a step, so it may grow by one; it
+        is never less than `position` while work is queued."""
+        return self.answers + self.planned
 
     def is_repeat(self, item_id: str) -> bool:
         """Whether the item was answered earlier today (a learning-step repeat)."""
@@ -73,8 +83,9 @@ def daily_plan(session: Session, user: User, now: datetime | None = None) -> Dai
     latest = today[-1] if today else None
     decay = scheduling.decay_of(current_parameters(session, user))
     new_items, lessons = _unstarted_items(session, user)
+    due_cards = _due_cards(session, user, now, day_end, decay)
     queue = scheduling.build_queue(
-        _due_cards(session, user, now, day_end, decay),
+        due_cards,
         new_items,
         lessons,
         now=now,
@@ -84,10 +95,30 @@ def daily_plan(session: Session, user: User, now: datetime | None = None) -> Dai
         previous_skill=latest.skill_id if latest else None,
         just_answered=latest.item_id if latest else None,
     )
+    queued = {entry.item_id for entry in queue}
+    held = [
+        card
+        for card in due_cards
+        if card.state != scheduling.STATE_REVIEW and card.item_id not in queued
+    ]
+    cards = {card.item_id: card for card in due_cards}
+    new_item_answers = len(scheduling.LEARNING_STEPS) or 1
+    planned = sum(
+        new_item_answers if entry.kind == "new" else cards[entry.item_id].answers_left()
+        for entry in queue
+    ) + sum(card.answers_left() for card in held)
     return DailyPlan(
         queue=queue,
+        planned=planned,
         answered_items=frozenset(row.item_id for row in today),
         answers=len(today),
+        held_back=len(held),
+        next_ready=scheduling.next_ready(
+            held,
+            now=now,
+            day_end=day_end,
+            just_answered=latest.item_id if latest else None,
+        ),
     )
 
 
@@ -119,6 +150,7 @@ _DUE_CARDS = (
         Card.due,
         Card.stability,
         Card.last_review,
+        Card.step,
     )
     .join(Item, Item.id == Card.item_id)
     .outerjoin(ItemSkill, _primary_skill())
@@ -162,7 +194,9 @@ def _due_cards(
     last = scheduling.to_datetime64(r.last_review for r in rows)
     recall = scheduling.retrievability_at(stability, last, now, decay)
     return [
-        scheduling.DueCard(r.item_id, r.skill_id, r.state, r.due, float(p))
+        scheduling.DueCard(
+            r.item_id, r.skill_id, r.state, r.due, float(p), r.last_review, r.step
+        )
         for r, p in zip(rows, recall, strict=True)
     ]
 

@@ -425,6 +425,8 @@ def open_item(
     problem_level: int | None = None,
     day_position: int | None = None,
     day_total: int | None = None,
+    day_repeat: bool | None = None,
+    option_order: list[str] | None = None,
     now: datetime | None = None,
     replace: bool = True,
 ) -> OpenItem:
@@ -449,6 +451,8 @@ def open_item(
     opened.problem_seed = problem_seed
     opened.problem_level = problem_level
     opened.day_position, opened.day_total = day_position, day_total
+    opened.day_repeat = day_repeat
+    opened.option_order = option_order
     session.flush()
     return opened
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -14,7 +13,42 @@ from quizsvc.models import LANGUAGES, ROLES, User, username_key
 from quizsvc.services import resolve_now
 from quizsvc.services.errors import N_, Conflict, InvalidInput
 
-USERNAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+MAX_USERNAME_LENGTH = 64
+USERNAME_PUNCTUATION = "._-"
+
+
+def _username_char_ok(char: str, first: bool) -> bool:
+    # Letters of any script (汉字, kana, Cyrillic, …) and decimal digits; the
+    # combining marks some scripts write words with may follow a letter.
+    category = unicodedata.category(char)
+    if category.startswith("L") or category == "Nd":
+        return True
+    if first:
+        return False
+    return category in ("Mn", "Mc") or char in USERNAME_PUNCTUATION
+
+
+def check_username(username: str) -> str:
+    """Return the username in NFKC form, or raise InvalidInput naming the rule.
+
+    Full-width letters and digits typed with a Chinese input method become their
+    ASCII forms; uniqueness ignores case (models.username_key).
+    """
+    username = unicodedata.normalize("NFKC", username)
+    valid = 1 <= len(username) <= MAX_USERNAME_LENGTH and all(
+        _username_char_ok(char, index == 0) for index, char in enumerate(username)
+    )
+    if not valid:
+        raise InvalidInput(
+            N_(
+                "The username '%(username)s' must be 1-64 letters (of any "
+                "script, Chinese too) or digits; '.', '_' and '-' may follow the "
+                "first character."
+            ),
+            field="username",
+            username=username,
+        )
+    return username
 
 
 def check_timezone(name: str) -> str:
@@ -41,21 +75,11 @@ def create_user(
     timezone: str = "Asia/Shanghai",
     now: datetime | None = None,
 ) -> User:
-    """Add a user; usernames are unique ignoring case (letters, digits, `.`, `_`, `-`).
-
-    Full-width letters and digits typed with a Chinese input method are read as
-    their ASCII forms (NFKC); the case is kept for display.
+    """Add a user; usernames are unique ignoring case and Unicode form (letters
+    of any script, digits, `.`, `_`, `-`; see check_username). The case is kept
+    for display.
     """
-    username = unicodedata.normalize("NFKC", username)
-    if not USERNAME_PATTERN.match(username):
-        raise InvalidInput(
-            N_(
-                "The username '%(username)s' must be 1-64 letters, digits, '.', "
-                "'_' or '-' (starting with a letter or digit)."
-            ),
-            field="username",
-            username=username,
-        )
+    username = check_username(username)
     if role not in ROLES:
         raise InvalidInput(
             N_("The role must be one of %(roles)s, not '%(role)s'."),

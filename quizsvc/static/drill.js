@@ -34,3 +34,25 @@
     update();
   });
 })();
+
+// The break between learning steps: count down to the time the next step may
+// be asked, then load the drill again (the page's meta refresh does the same
+// without script).
+(function () {
+  "use strict";
+  var counter = document.getElementById("countdown");
+  if (!counter) { return; }
+  var end = Date.now() + 1000 * parseInt(counter.dataset.seconds, 10);
+  var tick = function () {
+    var left = Math.max(0, Math.ceil((end - Date.now()) / 1000));
+    if (left === 0) {
+      counter.textContent = counter.dataset.doneText;
+      window.location.reload();
+      return;
+    }
+    var minutes = Math.floor(left / 60), seconds = left % 60;
+    counter.textContent = counter.textContent.replace(/\d+(\D+)\d+/, minutes + "$1" + (seconds < 10 ? "0" : "") + seconds);
+    window.setTimeout(tick, 1000);
+  };
+  window.setTimeout(tick, 1000);
+})();

@@ -20,6 +20,7 @@ from quizsvc.db import get_session, transaction
 from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.services import NotFound, ServiceError, insights
+from quizsvc.services.progress import RECALL_HORIZON_DAYS
 from quizsvc.services.self_assessments import MAX_NOTE_CHARS, record_self_assessment
 
 bp = Blueprint("assess", __name__)
@@ -63,6 +64,7 @@ def _render(
         errors=errors or {},
         values=values or {},
         max_note=MAX_NOTE_CHARS,
+        horizon_days=RECALL_HORIZON_DAYS,
     ), status
 
 

@@ -1,4 +1,9 @@
-"""Register, log in and log out (HTML forms with CSRF tokens; logins rate-limited)."""
+"""Register, log in, log out and reset a forgotten password with a teacher's
+code (HTML forms with CSRF tokens; logins and wrong codes rate-limited).
+
+A `next` address (a join link, say) is carried from the sign-in page to
+registering and resetting, so a new learner lands where the link pointed.
+"""
 
 from __future__ import annotations
 
@@ -19,16 +24,18 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user, login_required
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
-from wtforms.validators import DataRequired, EqualTo, Length, Regexp
+from wtforms.validators import DataRequired, EqualTo, Length, ValidationError
 
-from quizsvc.db import transaction
-from quizsvc.extensions import login_limit, register_limit
+from quizsvc.db import get_session, transaction
+from quizsvc.extensions import login_limit, register_limit, reset_limit
 from quizsvc.http.errors import message_of
 from quizsvc.http.login import sign_in, sign_out
 from quizsvc.i18n import current_language
 from quizsvc.services import ServiceError
 from quizsvc.services.accounts import authenticate, register
-from quizsvc.services.users import USERNAME_PATTERN
+from quizsvc.services.classes import class_by_code
+from quizsvc.services.reset_codes import BadResetCode, reset_password
+from quizsvc.services.users import MAX_USERNAME_LENGTH, check_username
 
 bp = Blueprint("auth", __name__)
 
@@ -38,27 +45,53 @@ def _nfkc(value: str | None) -> str | None:
     return unicodedata.normalize("NFKC", value) if value else value
 
 
+def _username_rule(form, field) -> None:
+    try:
+        check_username(field.data or "")
+    except ServiceError as exc:
+        raise ValidationError(message_of(exc)) from None
+
+
 class RegisterForm(FlaskForm):
     username = StringField(
         _l("Username"),
         filters=[_nfkc],
-        validators=[
-            DataRequired(),
-            Length(max=64),
-            Regexp(
-                USERNAME_PATTERN,
-                message=_l(
-                    "Use letters, digits, '.', '_' or '-' "
-                    "(starting with a letter or digit)."
-                ),
-            ),
-        ],
+        validators=[DataRequired(), Length(max=MAX_USERNAME_LENGTH), _username_rule],
+        # Shown before submitting: a zh-CN learner's first try is a Chinese name.
+        description=_l(
+            "1-64 letters (Chinese characters too) or digits; '.', '_' and '-' "
+            "may follow the first character. Upper and lower case count as the "
+            "same name."
+        ),
     )
     password = PasswordField(
-        _l("Password"), validators=[DataRequired(), Length(min=8, max=256)]
+        _l("Password"),
+        validators=[DataRequired(), Length(min=8, max=256)],
+        description=_l("At least 8 characters; a phrase of a few words is best."),
     )
     confirm = PasswordField(
         _l("Repeat the password"),
+        validators=[
+            DataRequired(),
+            EqualTo("password", message=_l("The passwords differ.")),
+        ],
+    )
+
+
+class ResetForm(FlaskForm):
+    username = StringField(_l("Username"), validators=[DataRequired(), Length(max=64)])
+    code = StringField(
+        _l("Reset code from your teacher"),
+        validators=[DataRequired(), Length(max=64)],
+        description=_l("Like ABCD-EFGH-JKMN; case, spaces and dashes do not matter."),
+    )
+    password = PasswordField(
+        _l("New password"),
+        validators=[DataRequired(), Length(min=8, max=256)],
+        description=_l("At least 8 characters; a phrase of a few words is best."),
+    )
+    confirm = PasswordField(
+        _l("Repeat the new password"),
         validators=[
             DataRequired(),
             EqualTo("password", message=_l("The passwords differ.")),
@@ -82,6 +115,30 @@ def _safe_next(target: str | None) -> str:
     return url_for("today.today")
 
 
+def _next_arg() -> dict[str, str]:
+    """The `next` of this request, to carry on to the next auth page."""
+    target = request.args.get("next")
+    return {"next": target} if target and _safe_next(target) == target else {}
+
+
+def _joining_class() -> str | None:
+    """The name of the class whose join link sent the visitor here, if any."""
+    target = request.args.get("next") or ""
+    prefix = url_for("classes.join_link", code="_")[:-1]
+    if not target.startswith(prefix) or _safe_next(target) != target:
+        return None
+    try:
+        return class_by_code(get_session(), target[len(prefix) :]).name
+    except ServiceError:
+        return None
+
+
+def _auth_page(template: str, form, status: int):
+    return render_template(
+        template, form=form, next_arg=_next_arg(), joining=_joining_class()
+    ), status
+
+
 @bp.route("/register", methods=["GET", "POST"])
 @register_limit
 def register_page():
@@ -102,9 +159,8 @@ def register_page():
             field.errors.append(message_of(exc))
         else:
             flash(_("Welcome! Your first drill is ready."), "success")
-            return redirect(url_for("today.today"))
-    status = 400 if form.errors else 200
-    return render_template("auth/register.html", form=form), status
+            return redirect(_safe_next(request.args.get("next")))
+    return _auth_page("auth/register.html", form, 400 if form.errors else 200)
 
 
 @bp.route("/login", methods=["GET", "POST"])
@@ -122,8 +178,37 @@ def login():
         if user is not None:
             return redirect(_safe_next(request.args.get("next")))
         form.password.errors.append(_("Wrong username or password."))
-    status = 400 if form.errors else 200
-    return render_template("auth/login.html", form=form), status
+    return _auth_page("auth/login.html", form, 400 if form.errors else 200)
+
+
+@bp.route("/reset", methods=["GET", "POST"])
+@reset_limit
+def reset():
+    """Choose a new password with the one-time code a teacher issued; then
+    signed in here, and signed out everywhere else."""
+    form = ResetForm()
+    if form.validate_on_submit():
+        try:
+            with transaction() as session:
+                user = reset_password(
+                    session,
+                    form.username.data or "",
+                    form.code.data or "",
+                    form.password.data or "",
+                )
+                sign_in(session, user)
+        except BadResetCode as exc:
+            g.reset_code_refused = True
+            form.code.errors.append(message_of(exc))
+        except ServiceError as exc:
+            form.password.errors.append(message_of(exc))
+        else:
+            flash(
+                _("Your new password is set; you are signed in on this device only."),
+                "success",
+            )
+            return redirect(_safe_next(request.args.get("next")))
+    return _auth_page("auth/reset.html", form, 400 if form.errors else 200)
 
 
 @bp.post("/logout")

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import login_required
 
-from quizsvc import item_types
+from quizsvc import item_types, scheduling
 from quizsvc.bank_source import get_bank
 from quizsvc.db import commits_without_flush, get_session, transaction
 from quizsvc.http.drill import current_drill_step
@@ -18,6 +20,7 @@ from quizsvc.http.errors import message_of, status_of
 from quizsvc.http.login import current_db_user
 from quizsvc.i18n import current_language
 from quizsvc.models import Review
+from quizsvc.scheduling import STATE_LEARNING, STATE_RELEARNING
 from quizsvc.services import NotFound, ServiceError, drill
 from quizsvc.services.queue import build_daily_queue
 from quizsvc.services.reviews import (
@@ -93,8 +96,21 @@ def drill_page():
     if isinstance(step, drill.PendingExplanation):
         return redirect(url_for("drill.result", review_id=step.review.id))
     if isinstance(step, drill.Done):
-        return render_template("drill/done.html", done=step)
+        return _render_done(step)
     return _render_item(step)
+
+
+def _render_done(done: drill.Done):
+    """The end page: when to come back, in the learner's time zone; while
+    learning steps wait for their spacing, a countdown and a self-refresh."""
+    zone = ZoneInfo(current_db_user().timezone or "Asia/Shanghai")
+    back = done.next_due.astimezone(zone) if done.next_due else None
+    wait = None
+    if back is not None and not done.day_done:
+        wait = max(1, math.ceil((done.next_due - datetime.now(UTC)).total_seconds()))
+    return render_template(
+        "drill/done.html", done=done, back=back, zone=zone.key, wait_seconds=wait
+    )
 
 
 def _current_open_item() -> drill.OpenDrillItem | None:
@@ -254,10 +270,26 @@ def result(review_id: int):
         review=review,
         needs_why=needs_why,
         details=_details(review),
+        comes_back=_comes_back_today(review),
         error=None,
         min_chars=MIN_EXPLANATION_CHARS,
         max_chars=MAX_EXPLANATION_CHARS,
     )
+
+
+def _comes_back_today(review: Review) -> str | None:
+    """When a wrong answer added a learning step for later today (the day's
+    total grew by one), the earliest time it comes back, in the learner's zone.
+    (A right answer's steps were in the plan, and the total, already.)"""
+    if review.correct or review.state_after not in (STATE_LEARNING, STATE_RELEARNING):
+        return None
+    settings = load_settings(get_session(), current_db_user())
+    _start, day_end = scheduling.learner_day(
+        review.reviewed_at, settings.timezone, settings.rollover_hour
+    )
+    if review.due_after >= day_end:
+        return None
+    return review.due_after.astimezone(ZoneInfo(settings.timezone)).strftime("%H:%M")
 
 
 @bp.post("/drill/result/<int:review_id>/explain")
@@ -279,6 +311,7 @@ def explain(review_id: int):
             review=review,
             needs_why=True,
             details=_details(review),
+            comes_back=_comes_back_today(review),
             error=message_of(exc),
             why=request.form.get("why", ""),
             min_chars=MIN_EXPLANATION_CHARS,
@@ -290,10 +323,12 @@ def explain(review_id: int):
 @bp.get("/notes/<note_id>")
 @login_required
 def note(note_id: str):
-    """A lesson note; closed (423) while its question is open in your drill."""
+    """A lesson note; every note is closed (423) while an item is open in your
+    drill or a wrong answer waits for its explanation: the notes of an item's
+    other skills, or of a near-duplicate item, hold its answer too."""
     found = get_bank().notes.get(note_id)
     if found is None:
         abort(404)
-    if drill.note_state(get_session(), current_db_user(), note_id) == "locked":
+    if drill.closed_book(get_session(), current_db_user()):
         return render_template("drill/note_locked.html", note=found), 423
     return render_template("drill/note.html", note=found)

@@ -20,6 +20,7 @@ from quizsvc.db import get_session
 from quizsvc.http.login import current_db_user
 from quizsvc.i18n import localized
 from quizsvc.services import insights
+from quizsvc.services.progress import RECALL_HORIZON_DAYS
 from quizsvc.web.charts import column_chart_svg, labelled_bars_svg
 from quizsvc.web.learner_charts import calendar_chart
 
@@ -42,14 +43,15 @@ def forecast_chart(forecast: insights.Forecast):
 
 
 def retention_chart(records: list[insights.SkillRecord]):
-    """The bar chart of current recall per skill (skills with cards only)."""
-    shown = [r for r in records if r.mean_retrievability is not None]
+    """The bar chart of predicted recall a week ahead per skill (skills with
+    cards only)."""
+    shown = [r for r in records if r.recall_at_horizon is not None]
     if not shown:
         return None
     return labelled_bars_svg(
-        [r.mean_retrievability for r in shown],
+        [r.recall_at_horizon for r in shown],
         [localized(r.title) for r in shown],
-        title=_("Recall now, per skill"),
+        title=_("Recall in %(days)d days, per skill", days=RECALL_HORIZON_DAYS),
     )
 
 
@@ -87,6 +89,7 @@ def progress():
         "progress.html",
         report=report,
         records=records,
+        horizon_days=RECALL_HORIZON_DAYS,
         retention=retention_chart(records),
         calendar=calendar_chart(report.calendar),
         forecast=forecast_chart(report.forecast),

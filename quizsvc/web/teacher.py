@@ -67,6 +67,8 @@ from quizsvc.services.grades import (
     grade_shares,
     parse_grade_rule,
 )
+from quizsvc.services.progress import RECALL_HORIZON_DAYS
+from quizsvc.services.reset_codes import issue_reset_code
 from quizsvc.web.charts import recall_grid_svg
 from quizsvc.web.learner_charts import calendar_chart
 
@@ -474,10 +476,26 @@ def _self_assessment_labels() -> dict[int, str]:
 def learner(class_id: int, user_id: int):
     """One learner: calendar, skills, recent answers as typed, explanations."""
     classroom = _classroom(class_id)
-    session = get_session()
-    membership = learner_membership(session, classroom, user_id)
+    membership = learner_membership(get_session(), classroom, user_id)
     if membership is None:
         abort(404)
+    return _learner_page(classroom, membership)
+
+
+@bp.post("/classes/<int:class_id>/learners/<int:user_id>/reset-code")
+def reset_code(class_id: int, user_id: int):
+    """Issue a one-time password reset code and show it, this once, on the
+    learner's page (a newer code replaces an unused older one)."""
+    classroom = _classroom(class_id)
+    # A refusal (not a learner of this class: 404) is shown by the error pages.
+    with transaction() as session:
+        issued = issue_reset_code(session, current_db_user(), class_id, user_id)
+    membership = learner_membership(get_session(), classroom, user_id)
+    return _learner_page(classroom, membership, reset=issued)
+
+
+def _learner_page(classroom: Classroom, membership, **extra: Any):
+    session = get_session()
     user = membership.user
     now = datetime.now(UTC)
     # What the learner shares with the class: from joining on, unless they
@@ -502,6 +520,8 @@ def learner(class_id: int, user_id: int):
             session, [r.item_id for r in reviews] + [e.item_id for e in explanations]
         ),
         scale=_self_assessment_labels(),
+        horizon_days=RECALL_HORIZON_DAYS,
+        **extra,
     )
 
 

@@ -79,6 +79,8 @@ def test_listing_shows_the_scale_and_every_skill(client):
     assert first["measured"] == {
         "cards": 0,
         "mean_retrievability": None,
+        "recall_now": None,
+        "recall_in_7_days": None,
         "recent_answers": 0,
         "recent_accuracy": None,
     }

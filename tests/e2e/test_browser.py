@@ -134,6 +134,13 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
             continue
         assert page.locator("article.item").count() == 1, page.content()[:2000]
         assert page.locator("a[href*='/notes/']").count() == 0
+        # The counter never reads n / n before the day's end (the learning
+        # steps are still to come), and no step comes back within seconds.
+        position, total = map(
+            int, page.locator("#drill-position").inner_text().split(" / ")
+        )
+        assert position == answered + 1 < total
+        assert page.locator("#drill-repeat").count() == 0
         answer_open_item(page, database)
         if page.locator("#answer-error").count():
             pytest.fail(
@@ -143,6 +150,11 @@ def test_a_full_daily_drill_in_chinese(server, browser, shots, server_instance):
         answered += 1
     assert page.locator("#drill-done").count() == 1, "the drill did not finish"
     assert answered >= 10 and wrong == 0
+    # The learning steps wait for their spacing: the page says when to come
+    # back (the learner's zone) and counts down to it.
+    assert page.locator("#come-back").count() == 1
+    assert "Asia/Shanghai" in page.locator("#next-due").inner_text()
+    assert page.locator("#countdown").count() == 1
     snap(page, shots, "17-drill-done-zh")
     page.goto(server + "today")
     assert page.locator("#new-count").inner_text() == "0"
@@ -177,7 +189,7 @@ def test_the_drill_keeps_the_closed_book_and_explains_in_chinese(
         database, "xiaogang", "l16-hand-generated-lesson", ("lesson_example", 0, 1)
     )
     page.goto(server + "drill")
-    assert page.locator("#drill-position").inner_text() == "1 / 10"
+    assert page.locator("#drill-position").inner_text() == "1 / 20"
     snap_both(page, shots, "21-drill-generated-zh")
 
     # While it is open, nothing computes its answer for the learner.

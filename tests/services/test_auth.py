@@ -36,7 +36,7 @@ def test_register_signs_in_and_lands_on_today(app):
         ({"username": "mei", "password": PASSWORD, "confirm": "different!!"}, "differ"),
         (
             {"username": "bad name!", "password": PASSWORD, "confirm": PASSWORD},
-            "letters, digits",
+            "letters (of any script",
         ),
         ({"username": "", "password": PASSWORD, "confirm": PASSWORD}, "required"),
     ],

@@ -289,3 +289,64 @@ def test_the_drill_item_does_not_carry_the_problems_seed(learner_client, app, le
     _open(app, learner, GENERATED)
     item = learner_client.get("/api/v1/drill/next").json
     assert item["problem"]["given"] and "seed" not in item["problem"]
+
+
+def _note_statuses(client) -> dict[str, tuple[int, int]]:
+    """Every note of the bank: (page status, API status)."""
+    return {
+        note: (
+            client.get(f"/notes/{note}").status_code,
+            client.get(f"/api/v1/notes/{note}").status_code,
+        )
+        for note in real_bank().notes
+    }
+
+
+def test_every_note_is_closed_while_any_item_is_open(learner_client, app, learner):
+    """With an item open (whose secondary skills' notes hold its answer), does
+    every lesson note answer 423 on the page and over the API, with the same
+    explanation in zh and en, and do they open once the item is answered right?"""
+    item = "l16-scaling-qwen3-rmsnorm"
+    question = real_bank().questions[item]
+    assert len(real_bank().notes) > 1
+    _open(app, learner, item)
+    statuses = _note_statuses(learner_client)
+    assert set(statuses.values()) == {(423, 423)}, statuses
+    other = next(n for n in real_bank().notes if n != question.lesson_note)
+    zh = learner_client.get(f"/api/v1/notes/{other}?lang=zh-CN")
+    assert zh.json["error"] == "closed_book"
+    assert zh.json["message"] == (
+        "这道题还在作答时，笔记保持关闭；答错后先写下原因，笔记才会打开。"
+    )
+    en = learner_client.get(f"/api/v1/notes/{other}?lang=en")
+    assert en.json["message"].startswith("This note stays closed while its question")
+    page = learner_client.get(f"/notes/{other}?lang=en").get_data(as_text=True)
+    assert "This note stays closed while its question is open in your drill." in page
+    page = learner_client.get(f"/notes/{other}?lang=zh-CN").get_data(as_text=True)
+    assert "对应的笔记暂时关闭" in page
+
+    right = [o["id"] for o in question.data["options"] if o["correct"]]
+    answered = learner_client.post(
+        "/api/v1/drill/answer", json={"item_id": item, "answer": right}
+    )
+    assert answered.status_code == 201 and answered.json["correct"] is True
+    assert set(_note_statuses(learner_client).values()) == {(200, 200)}
+
+
+def test_every_note_stays_closed_until_a_wrong_answer_is_explained(
+    learner_client, app, learner
+):
+    """After a wrong answer, are all notes closed until the learner wrote why,
+    and all open afterwards?"""
+    item, wrong = _choice(False)
+    _open(app, learner, item)
+    answered = learner_client.post(
+        "/api/v1/drill/answer", json={"item_id": item, "answer": wrong}
+    )
+    assert answered.json["requires_explanation"] is True
+    assert set(_note_statuses(learner_client).values()) == {(423, 423)}
+    learner_client.post(
+        "/api/v1/drill/explanation",
+        json={"review_id": answered.json["review_id"], "text": "picked the keys"},
+    )
+    assert set(_note_statuses(learner_client).values()) == {(200, 200)}

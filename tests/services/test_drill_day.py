@@ -55,34 +55,34 @@ def _answer(api, item, payload):
     return response.json
 
 
-def test_a_day_keeps_its_total_and_a_failed_item_waits(learner_client):
-    """After a wrong answer is explained, does other work come first, the day's
-    total stay put, and the failed item come back as a repeat that does not count?"""
+def test_the_position_counts_answers_and_the_total_counts_the_steps(learner_client):
+    """After a wrong answer is explained, does other work come first, is the
+    position always the answers given + 1, and does the total count every
+    planned learning step, growing by one for the wrong answer only?"""
     api = learner_client
     first = api.get("/api/v1/drill/next").json
-    total = first["total"]
-    assert (first["position"], first["repeat"]) == (1, False) and total == 10
+    # Ten new items, each planned as two answers (the 1- and 10-minute steps
+    # of a right first answer).
+    assert (first["position"], first["repeat"], first["total"]) == (1, False, 20)
     wrong = _answer(api, first, _wrong_answer(first))
     api.post(
         "/api/v1/drill/explanation",
         json={"review_id": wrong["review_id"], "text": "I picked the wrong one"},
     )
     seen = [first["item_id"]]
-    positions = []
-    for _ in range(14):
+    totals = []
+    for answers in range(1, 15):
         item = api.get("/api/v1/drill/next").json
         if item.get("done"):
             break
-        # A learning step of an item answered earlier today is a repeat: it
-        # neither moves the position nor grows the total.
-        assert item["repeat"] is (item["item_id"] in seen)
-        if not item["repeat"]:
-            positions.append(item["position"])
-        assert item["total"] == total
+        assert item["position"] == answers + 1 <= item["total"], item
+        # Answered seconds ago, the failed item waits for its step.
+        assert item["repeat"] is False and item["item_id"] not in seen
+        totals.append(item["total"])
         seen.append(item["item_id"])
         _answer(api, item, _right_answer(item))
-    assert seen[1] != first["item_id"]
-    assert positions == list(range(2, 2 + len(positions))) and len(positions) >= 5
+    # The wrong answer added one step (+1); right answers were planned for.
+    assert totals == [21] * 9
 
 
 def test_skills_take_turns_among_the_days_new_items(learner_client):
@@ -102,4 +102,4 @@ def test_skills_take_turns_among_the_days_new_items(learner_client):
 
 def test_the_drill_page_shows_the_position_and_a_repeat(learner_client):
     html = learner_client.get("/drill").get_data(as_text=True)
-    assert 'id="drill-position">1 / 10<' in html
+    assert 'id="drill-position">1 / 20<' in html

@@ -73,6 +73,11 @@ ROUTES = [
     ("post", "/teacher/classes/{class}/learners/{ana}/remove", TEACHER_ACTION),
     (
         "post",
+        "/teacher/classes/{class}/learners/{ana}/reset-code",
+        _row(LOGIN, 404, 404, 404, 200, 200, 200, LOGIN),
+    ),
+    (
+        "post",
         "/teacher/classes/{class}/teachers",
         _row(LOGIN, 404, 404, 404, 400, 400, 400, LOGIN),
     ),
@@ -99,6 +104,11 @@ ROUTES = [
     ),
     ("get", "/teacher/classes/{class}/roster", TEACHER_PAGE),
     ("post", "/teacher/classes/{class}/explanations/read", TEACHER_ACTION),
+    (
+        "post",
+        "/api/v1/classes/{class}/learners/{ana}/reset-code",
+        _row(401, 404, 404, 404, 201, 201, 201, 401),
+    ),
     ("post", "/api/v1/classes/join", _row(401, 201, 409, 201, 409, 409, 201, 401)),
     (
         "patch",

@@ -52,7 +52,7 @@ def test_open_item_page_has_no_note_link_and_the_note_is_closed(client):
     html = client.get("/drill").get_data(as_text=True)
     assert item_id_on(html) == CHOICE
     assert "/notes/" not in html
-    assert 'role="progressbar"' in html and "1 / 10" in html
+    assert 'role="progressbar"' in html and "1 / 20" in html
     assert client.get(f"/notes/{CHOICE_NOTE}").status_code == 423
     locked = client.get(f"/api/v1/notes/{CHOICE_NOTE}")
     assert locked.status_code == 423 and locked.json["error"] == "closed_book"

@@ -189,3 +189,34 @@ def test_labelled_bars_put_each_label_above_its_bar():
     widths = [float(w) for w in re.findall(r'class="bar"[^>]*width="([\d.]+)"', svg)]
     assert widths[1] == 2 * widths[0]
     assert "<desc>Row-wise softmax: 50%; Masking: 100%</desc>" in svg
+
+
+def test_recall_is_shown_a_week_ahead_not_now(client, app, learner):
+    """Minutes after a first right answer, recall now is about 100 %: do the
+    progress and self-assessment pages show the prediction 7 days ahead (and
+    say so), while the API keeps the raw value under recall_now?"""
+    item = graded_item("scores")
+    record(app, learner, item, True, timedelta(minutes=2))
+    measured = client.get("/api/v1/self-assessments").json["skills"]
+    scores = next(s for s in measured if s["skill_id"] == "scores")["measured"]
+    assert scores["recall_now"] > 0.99
+    assert scores["mean_retrievability"] == scores["recall_now"]
+    assert 0 < scores["recall_in_7_days"] < 0.9
+    shown = f"{round(scores['recall_in_7_days'] * 100)}%"
+    progress = client.get("/api/v1/progress").json["skills"]
+    same = next(s for s in progress if s["skill_id"] == "scores")
+    assert same["recall_in_7_days"] == scores["recall_in_7_days"]
+    assert same["recall_now"] == scores["recall_now"]
+
+    html = client.get("/progress?lang=zh-CN").get_data(as_text=True)
+    assert 'id="recall-horizon"' in html and "7 天" in html
+    row = re.search(r'<tr data-skill="scores">.*?</tr>', html, re.S).group(0)
+    cells = re.findall(r"<td>([^<]*)</td>", row)
+    assert cells[1] == shown, cells  # not 100 %, though recall now is
+    assert "当前记忆" not in html
+    english = client.get("/progress?lang=en").get_data(as_text=True)
+    assert "Recall in 7 days" in english and "Recall now" not in english
+
+    assess = client.get("/assess?lang=en").get_data(as_text=True)
+    assert f"predicted recall in 7 days: {shown}" in assess
+    assert "recall now" not in assess

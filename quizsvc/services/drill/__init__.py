@@ -16,7 +16,8 @@ has no explanation yet, are locked.
   -> Submission`: grade, rate, record (idempotent by key), say what to show.
 - `reveal_model_answer(session, user, item_id)`: a recall item's model answer.
 - `explain(session, user, review_id, text)`: store why, unlock the explanation.
-- `locked_note_ids(session, user) -> set[str]`: notes the learner may not open.
+- `closed_book(session, user)`: an item open or a wrong answer unexplained;
+  then every lesson note, the Lab and Explore are closed.
 
 The package is split by concern: `presentation` (what the learner sees),
 `opening` (the next item), `answering` (grading and recording), `explanation`
@@ -34,7 +35,6 @@ from quizsvc.services.drill.answering import (
 from quizsvc.services.drill.explanation import (
     closed_book,
     explain,
-    locked_note_ids,
     note_state,
     problem_closed,
     reveal_model_answer,
@@ -79,7 +79,6 @@ __all__ = [
     "explain",
     "labelled",
     "learning_streak",
-    "locked_note_ids",
     "note_state",
     "open_planned",
     "open_step",

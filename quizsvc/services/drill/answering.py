@@ -71,6 +71,8 @@ class Submission:
             if self.requires_explanation
             else self.verdict,
             "requires_explanation": self.requires_explanation,
+            # A choice item's options in the order the learner saw them.
+            "option_order": self.verdict.get("option_order"),
             "next_due": self.next_due.isoformat(),
             "replayed": self.replayed,
         }
@@ -132,6 +134,10 @@ def submit_answer(
     except item_types.AnswerRefused as refused:
         raise _service_error(refused) from None
     problem = graded.problem
+    verdict = graded.verdict
+    if opened.option_order:
+        # The order the learner saw, for the replay, the result and teachers.
+        verdict = {**verdict, "option_order": list(opened.option_order)}
     review = store_answer(
         session,
         user,
@@ -145,14 +151,14 @@ def submit_answer(
         problem_level=problem.level if problem is not None else None,
         misconception=graded.misconception,
         idempotency_key=key,
-        verdict=graded.verdict,
+        verdict=verdict,
         settings=settings,
         now=now,
     )
     return Submission(
         review=review,
         question=question,
-        verdict=graded.verdict,
+        verdict=verdict,
         replayed=False,
         next_due=review.due_after,
         problem=problem,

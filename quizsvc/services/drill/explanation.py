@@ -56,21 +56,11 @@ def reveal_model_answer(session: Session, user: User, item_id: str) -> dict[str,
     return {"item_id": item_id, **revealed}
 
 
-def locked_note_ids(session: Session, user: User) -> set[str]:
-    """Notes closed to the learner right now (closed-book rule)."""
-    locked: set[str] = set()
-    opened = get_open_item(session, user)
-    if opened is not None:
-        locked.add(question_of(session.get(Item, opened.item_id)).lesson_note)
-    pending = pending_explanation(session, user)
-    if pending is not None:
-        locked.add(question_of(pending.item).lesson_note)
-    return locked
-
-
 def note_state(session: Session, user: User, note_id: str) -> Literal["open", "locked"]:
-    """Whether this learner may read the note now."""
-    return "locked" if note_id in locked_note_ids(session, user) else "open"
+    """Whether this learner may read the note now: no note opens while the
+    closed-book rule holds (the notes of an item's other skills, or of a
+    near-duplicate, give its answer as surely as its own note)."""
+    return "locked" if closed_book(session, user) else "open"
 
 
 def closed_book(session: Session, user: User) -> bool:

@@ -64,29 +64,38 @@ def _next_due(session: Session, user: User) -> datetime | None:
 
 
 def _describe(
-    session: Session, opened: OpenItem, place: dict[str, int | None] | None = None
+    session: Session, opened: OpenItem, place: dict[str, Any] | None = None
 ) -> OpenDrillItem:
     item = session.get(Item, opened.item_id)
     if place is None:
-        place = {"day_total": opened.day_total, "day_position": opened.day_position}
+        place = {
+            "day_total": opened.day_total,
+            "day_position": opened.day_position,
+            "day_repeat": opened.day_repeat,
+        }
     total = max(place["day_total"] or 1, 1)
+    repeat = place["day_repeat"]
+    if repeat is None:  # opened before revision 0011: no position for repeats
+        repeat = place["day_position"] is None
     return OpenDrillItem(
         item=item,
         question=question_of(item),
         problem=problem_of_open(opened),
         position=min(max(place["day_position"] or total, 1), total),
         total=total,
-        repeat=place["day_position"] is None,
+        repeat=repeat,
+        option_order=opened.option_order,
     )
 
 
-def _place_in_day(item_id: str, plan) -> dict[str, int | None]:
-    """Where an item stands in the day, stored with it so showing it reads no queue."""
+def _place_in_day(item_id: str, plan) -> dict[str, Any]:
+    """Where an item stands in the day, stored with it so showing it reads no
+    queue: the position is the answers given today + 1 and the total the
+    answers planned today (learning steps included), so position <= total."""
     return {
         "day_total": plan.total,
-        "day_position": None
-        if plan.is_repeat(item_id)
-        else len(plan.answered_items) + 1,
+        "day_position": plan.position,
+        "day_repeat": plan.is_repeat(item_id),
     }
 
 
@@ -150,9 +159,16 @@ def preview_step(
         return PendingExplanation(latest)
     plan = daily_plan(session, user, now)
     if not plan.queue:
+        if plan.next_ready is not None:
+            # Learning steps wait for their spacing: come back then, today.
+            return Done(
+                next_due=plan.next_ready,
+                reviewed_today=plan.answers,
+                steps_waiting=plan.held_back,
+            )
         return Done(next_due=_next_due(session, user), reviewed_today=plan.answers)
-    entry = plan.queue[0]
-    item = session.get(Item, entry.item_id)
+    item = _first_not_a_twin(session, plan.queue, latest)
+    entry = next(e for e in plan.queue if e.item_id == item.id)
     question = question_of(item)
     problem_ref = item_types.of(question).opening(question)
     return PlannedOpening(
@@ -162,6 +178,27 @@ def preview_step(
         latest_review_id=latest.id if latest is not None else None,
         now=now,
     )
+
+
+def _skills(item: Item) -> frozenset[str]:
+    return frozenset(item.content.get("skills", ()))
+
+
+def _first_not_a_twin(session: Session, queue, latest: Review | None) -> Item:
+    """The queue's first item, unless it shares all its skills with the item
+    just answered (a near-duplicate, whose answer the last explanation may have
+    given away): then the first item that does not, if any."""
+    first = session.get(Item, queue[0].item_id)
+    if latest is None or len(queue) == 1:
+        return first
+    previous = _skills(session.get(Item, latest.item_id))
+    if _skills(first) != previous:
+        return first
+    for entry in queue[1:]:
+        other = session.get(Item, entry.item_id)
+        if _skills(other) != previous:
+            return other
+    return first
 
 
 def open_planned(session: Session, user: User, planned: PlannedOpening) -> DrillStep:

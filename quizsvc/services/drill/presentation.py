@@ -27,14 +27,17 @@ class OpenDrillItem:
     problem: problems.Problem | None
     position: int
     total: int
-    # A learning-step repeat of an item answered earlier today: it does not
-    # move the day's position.
+    # A learning-step repeat of an item answered earlier today.
     repeat: bool = False
+    # A choice item's option ids as this presentation orders them.
+    option_order: list[str] | None = None
 
     def public_dict(self, lang: str | None = None) -> dict[str, Any]:
         """What the client may show: never the answer, never the note."""
         public = item_types.public_dict(self.question, lang)
         public.pop("id", None)
+        if self.option_order and "options" in public:
+            public["options"] = in_order(public["options"], self.option_order)
         data: dict[str, Any] = {
             "item_id": self.item.id,
             **public,
@@ -68,20 +71,37 @@ class PendingExplanation:
 
 @dataclass(frozen=True)
 class Done:
-    """Nothing is due: when the next review comes due."""
+    """Nothing to ask now: when to come back. With `steps_waiting`, learning
+    steps of today wait for their spacing and `next_due` is when the first may
+    be asked; without, the day is done and `next_due` is the next review."""
 
     next_due: datetime | None
     reviewed_today: int
+    steps_waiting: int = 0
+
+    @property
+    def day_done(self) -> bool:
+        """Whether nothing more is planned for today."""
+        return self.steps_waiting == 0
 
     def public_dict(self) -> dict[str, Any]:
         return {
             "done": True,
+            "day_done": self.day_done,
+            "steps_waiting": self.steps_waiting,
             "reviewed_today": self.reviewed_today,
             "next_due": self.next_due.isoformat() if self.next_due else None,
         }
 
 
 DrillStep = OpenDrillItem | PendingExplanation | Done
+
+
+def in_order(options: list[dict[str, Any]], order: list[str]) -> list[dict[str, Any]]:
+    """Options in a stored presentation order (any not named keep bank order,
+    after the named ones: an option added to the bank since)."""
+    rank = {option_id: index for index, option_id in enumerate(order)}
+    return sorted(options, key=lambda o: rank.get(o["id"], len(rank)))
 
 
 def problem_of_open(opened: OpenItem | Review) -> problems.Problem | None:
