@@ -10,9 +10,9 @@ MISCONCEPTIONS: dict[str, dict[str, str]] = {
         "1/√d, not QKᵀ itself.",
     },
     "scale_by_d": {
-        "zh-CN": "看起来除以了 d；缩放应当除以 √d，也就是乘 head_dim**-0.5。",
+        "zh-CN": "看起来除以了 d；缩放应当除以 √d，也就是乘 head_dim**−0.5。",
         "en": "It looks like you divided by d; the scale divides by √d, i.e. "
-        "multiplies by head_dim**-0.5.",
+        "multiplies by head_dim**−0.5.",
     },
     "scale_multiplied": {
         "zh-CN": "看起来把 √d 乘了上去；缩放是除以 √d，好让点积的标准差回到 1 左右。",

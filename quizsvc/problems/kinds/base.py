@@ -160,8 +160,13 @@ def _matrix_ask(name: str, shape: tuple[int, int], derive=None, label=None) -> A
     return Ask(name, "matrix", shape, label or LABELS[name], derive=derive)
 
 
+# The bank writes "保留三位小数": a Chinese numeral, no spaces.
+_ZH_DIGITS = "零一二三四五六七八九"
+
+
 def _precision_note(precision: int) -> dict[str, str]:
-    return {"zh-CN": f"保留 {precision} 位小数", "en": f"to {precision} decimals"}
+    zh = "取整数" if precision == 0 else f"保留{_ZH_DIGITS[precision]}位小数"
+    return {"zh-CN": zh, "en": f"to {precision} decimals"}
 
 
 def _map(runs: Runs, names: dict[str, str]) -> Runs:

@@ -52,10 +52,8 @@ def build_softmax_row(draws: Draws, level: Level) -> Draft:
     )
     p = DEFAULT_PRECISION
     note = {
-        "zh-CN": "分数为 -inf 的 key 被遮住，权重为 0。" if masked else "",
-        "en": " A key whose score is -inf is masked and gets weight 0."
-        if masked
-        else "",
+        "zh-CN": "分数为 −∞ 的 key 被遮住，权重为 0。" if masked else "",
+        "en": " A key whose score is −∞ is masked and gets weight 0." if masked else "",
     }
     prompt = {
         "zh-CN": f"s 是一个 query 对 {tk} 个 key 的分数。"
@@ -64,7 +62,7 @@ def build_softmax_row(draws: Draws, level: Level) -> Draft:
         f"{_precision_note(p)['zh-CN']}。",
         "en": f"s holds one query's scores for {tk} keys. Turn them into attention "
         "weights a with the softmax: subtract the largest score, exponentiate, "
-        f"then divide by the sum.{note['en']} Give a "
+        f"then divide by the sum.{note['en']} Give the weights a "
         f"{_precision_note(p)['en']}.",
     }
     ask = (_matrix_ask("a", (1, tk), label={"zh-CN": "权重 a", "en": "weights a"}),)
@@ -91,10 +89,8 @@ def build_weights(draws: Draws, level: Level) -> Draft:
     )
     p = DEFAULT_PRECISION
     note = {
-        "zh-CN": "为 -inf 的格子被遮住，权重为 0。" if np.isneginf(s).any() else "",
-        "en": " A -inf cell is masked and gets weight 0."
-        if np.isneginf(s).any()
-        else "",
+        "zh-CN": "为 −∞ 的格子被遮住，权重为 0。" if np.isneginf(s).any() else "",
+        "en": " A −∞ cell is masked and gets weight 0." if np.isneginf(s).any() else "",
     }
     prompt = {
         "zh-CN": f"已知分数矩阵 S（{tq}×{tk}，每一行对应一个 query）。请对每一行分别做 "
@@ -120,12 +116,11 @@ def build_output(draws: Draws, level: Level) -> Draft:
     for _ in range(tq):
         # Each row: Tk parts of `steps` (quarters, tenths, twentieths) summing
         # to one, its largest part unique so "the V row with the largest
-        # weight" is well defined.
+        # weight" is well defined. Every part is at least one step: a softmax
+        # never gives a weight of exactly 0 or 1, and a row with a 1 would make
+        # the output one V row, the "pick" the lesson says attention is not.
         for _attempt in range(_MAX_REDRAWS):
-            if number == 1:
-                cuts = sorted(draws.sample(range(1, steps), tk - 1))
-            else:
-                cuts = sorted(draws.integers(0, steps, (tk - 1,)).tolist())
+            cuts = sorted(draws.sample(range(1, steps), tk - 1))
             parts = [b - a for a, b in zip([0, *cuts], [*cuts, steps], strict=True)]
             if parts.count(max(parts)) == 1:
                 break

@@ -83,8 +83,8 @@ def build_scores(draws: Draws, level: Level) -> Draft:
         given["M"] = _additive(visible)
         plus_m = " + M"
         notes = {
-            "zh-CN": "；M 中为 -inf 的格子在 S 中也写 -inf",
-            "en": "; a cell where M is -inf is -inf in S too",
+            "zh-CN": "；M 中为 −∞ 的格子在 S 中也写 −∞ 或 -inf",
+            "en": "; a cell where M is −∞ is −∞ in S too (write −∞ or -inf)",
         }
     p = DEFAULT_PRECISION
     prompt = {
@@ -155,14 +155,15 @@ def build_attention(draws: Draws, level: Level) -> Draft:
         given["M"] = _additive(visible)
         plus_m = " + M"
         extra = {
-            "zh-CN": "M 中为 -inf 的格子在 S 中写 -inf。",
-            "en": "Where M is -inf, write -inf in S. ",
+            "zh-CN": "M 中为 −∞ 的格子在 S 中写 −∞ 或 -inf。",
+            "en": "Where M is −∞, write −∞ or -inf in S. ",
         }
     if causal:
         given["causal"] = True
         extra = {
-            "zh-CN": "使用因果遮罩：query i 只能看见 key 0…i，其余格子在 S 中写 -inf。",
-            "en": "A causal mask applies: query i sees only keys 0…i; write -inf "
+            "zh-CN": "使用因果遮罩：query i 只能看见 key 0…i，"
+            "其余格子在 S 中写 −∞ 或 -inf。",
+            "en": "A causal mask applies: query i sees only keys 0…i; write −∞ or -inf "
             "in S for the rest. ",
         }
     p = DEFAULT_PRECISION
@@ -207,10 +208,11 @@ def build_causal(draws: Draws, level: Level) -> Draft:
         "zh-CN": f"这是长度为 {t} 的序列上的自注意力，使用因果遮罩"
         "（query i 只能看见 key "
         f"0…i），d = {d}。先写出可见性矩阵（1 = 可见，0 = 被遮住），再依次算出分数 S"
-        f"（被遮住的格子写 -inf）、权重 A 和输出 O，{_precision_note(p)['zh-CN']}。",
+        "（被遮住的格子写 −∞ 或 -inf）、"
+        f"权重 A 和输出 O，{_precision_note(p)['zh-CN']}。",
         "en": f"Self-attention over a sequence of {t} positions with a causal mask "
         f"(query i sees only keys 0…i), d = {d}. First give the visibility "
-        f"matrix (1 = visible, 0 = hidden), then the scores S (write -inf for "
+        f"matrix (1 = visible, 0 = hidden), then the scores S (write −∞ or -inf for "
         f"hidden cells), the weights A and the output O, "
         f"{_precision_note(p)['en']}.",
     }
@@ -228,7 +230,7 @@ def build_causal(draws: Draws, level: Level) -> Draft:
 def build_padding_mask(draws: Draws, level: Level) -> Draft:
     """A key-padding mask; with left padding under a causal mask a row is undefined."""
     number = level.number
-    causal = number >= 2 and draws.chance(0.5)
+    causal = number >= 2 and draws.chance(0.7)
     if causal:
         t = draws.choice((2, 3)) if number == 2 else draws.choice((3, 4))
         q, k, v = _qkv_draw(draws, level, tq=t, tk=t)
@@ -265,12 +267,13 @@ def build_padding_mask(draws: Draws, level: Level) -> Draft:
     prompt = {
         "zh-CN": "key_valid 标出哪些 key 是真实内容（1）、哪些是填充（0）；"
         "任何 query 都不能"
-        f"看见填充的 key{also['zh-CN']}。d = {d}。请算出分数 S（被遮住的格子写 -inf）、"
+        f"看见填充的 key{also['zh-CN']}。d = {d}。"
+        "请算出分数 S（被遮住的格子写 −∞ 或 -inf）、"
         f"权重 A 和输出 O，{_precision_note(p)['zh-CN']}。如果某个 query 的所有 key "
         "都被遮住，softmax 没有合法的分母，这一行的 A 和 O 请写“未定义”。",
         "en": f"key_valid marks which keys are real (1) and which are padding (0); no "
         f"query may attend to a padding key{also['en']}. With d = {d}, compute "
-        f"the scores S (write -inf for hidden cells), the weights A and the "
+        f"the scores S (write −∞ or -inf for hidden cells), the weights A and the "
         f"output O {_precision_note(p)['en']}. If every key is hidden from a "
         'query, the softmax has no valid denominator: write "undefined" for '
         "that row of A and O.",

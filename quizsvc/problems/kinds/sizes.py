@@ -25,7 +25,7 @@ _HEAD_DIMS = {
 
 
 def build_scale(draws: Draws, level: Level) -> Draft:
-    """The factor head_dim**-0.5 and the spread √d of an unscaled dot product."""
+    """The factor head_dim**−0.5 and the spread √d of an unscaled dot product."""
     d = draws.choice(_HEAD_DIMS[level.number])
     root = math.sqrt(d)
     runs = Runs(
@@ -38,12 +38,12 @@ def build_scale(draws: Draws, level: Level) -> Draft:
     p = DEFAULT_PRECISION
     prompt = {
         "zh-CN": f"一个注意力头的 head_dim = {d}。"
-        "（1）分数要乘的缩放因子 head_dim**-0.5 是多少？"
+        "（1）分数要乘的缩放因子 head_dim**−0.5 是多少？"
         "（2）若 q、k 的各个分量相互独立、均值为 0、方差为 1，"
         f"点积 q·k 的标准差约为多少？两问都{_precision_note(p)['zh-CN']}，"
         f"也可以写 1/√{d} 这样的式子。",
         "en": f"An attention head has head_dim = {d}. (1) What is the scale factor "
-        "head_dim**-0.5 that multiplies the scores? (2) If the components of q "
+        "head_dim**−0.5 that multiplies the scores? (2) If the components of q "
         "and k are independent with mean 0 and variance 1, about how large is "
         f"the standard deviation of q·k? Answer both {_precision_note(p)['en']}; "
         f"an expression such as 1/√{d} is fine too.",
@@ -53,7 +53,7 @@ def build_scale(draws: Draws, level: Level) -> Draft:
             "factor",
             "number",
             (),
-            {"zh-CN": "缩放因子 head_dim**-0.5", "en": "scale factor head_dim**-0.5"},
+            {"zh-CN": "缩放因子 head_dim**−0.5", "en": "scale factor head_dim**−0.5"},
         ),
         Ask(
             "std",
