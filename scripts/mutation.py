@@ -69,6 +69,7 @@ TESTS = {
     ],
     "grading": [
         "test_grading",
+        "test_grading_pruning",
         "test_pinned_core",
         "test_problems",
         "test_api_practice",

@@ -11,7 +11,6 @@ import numpy as np
 from quizsvc.problems import Ask, Problem
 from quizsvc.problems.pipelines import (
     argmax_weights,
-    matmul,
     scores_as_weights,
     softmax_columns,
     softmax_rows,
@@ -62,35 +61,95 @@ def _raw_scores(problem: Problem) -> np.ndarray:
     return (q @ k.T) / math.sqrt(q.shape[1])
 
 
+# Skip a candidate mistake when the learner's value cannot match it (see
+# `_may_be`). Only ever False in tests, which check that the verdicts stay the
+# same without the shortcut.
+PRUNE = True
+
+
+def _within_unit(x: np.ndarray, tolerance: float) -> bool:
+    """Whether every cell is NaN or within `tolerance` of [0, 1].
+
+    A value that agrees (`cells._close`) with an array of weights in [0, 1] or
+    NaN must be: a NaN cell agrees only with NaN, any other with a number at
+    most `tolerance` away.
+    """
+    with np.errstate(invalid="ignore"):
+        return not np.count_nonzero((x < -tolerance) | (x > 1.0 + tolerance))
+
+
+def _near_flags(x: np.ndarray, tolerance: float) -> bool:
+    """Whether every cell is NaN or within `tolerance` of 0 or of 1."""
+    with np.errstate(invalid="ignore"):
+        return not np.count_nonzero(np.minimum(np.abs(x), np.abs(x - 1.0)) > tolerance)
+
+
 def _variants(
-    problem: Problem, ask: Ask, parsed: Mapping[str, np.ndarray]
+    problem: Problem,
+    ask: Ask,
+    parsed: Mapping[str, np.ndarray],
+    target: np.ndarray | None = None,
+    tolerance: float = 0.0,
+    derived: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Each mistake applied to the learner's own previous step."""
+    """Each mistake applied to the learner's own previous step.
+
+    With `target` (the learner's value for this step), mistakes whose every
+    result lies in [0, 1] (or is NaN), or is 0 or 1, are left out when the
+    target cannot agree with such a value within `tolerance`: they could not
+    match it, so the diagnosis is the same without computing them. `derived`,
+    the softmax of the previous step when the grader already has it, is
+    reused rather than computed again.
+    """
     op, *sources = ask.derive
-    known = set(problem.misconceptions)
+    known = problem.misconceptions
     if any(s not in parsed for s in sources) or parsed[sources[0]].ndim != 2:
         return {}
     previous = parsed[sources[0]]
+    prune = PRUNE and target is not None
     out: dict[str, np.ndarray] = {}
     if op == "softmax":
+        # Every one of these mistakes gives weights in [0, 1] or NaN, except
+        # using the scores as they are.
+        unit = not prune or _within_unit(target, tolerance)
         makers = {
-            "softmax_over_queries": softmax_columns,
+            "softmax_over_queries": softmax_columns if unit else None,
             "no_softmax": scores_as_weights,
-            "unnormalized_exp": unnormalized_exp,
-            "hard_argmax": argmax_weights,
+            "unnormalized_exp": unnormalized_exp if unit else None,
+            "hard_argmax": argmax_weights
+            if unit and (not prune or _near_flags(target, tolerance))
+            else None,
         }
         for name, make in makers.items():
-            if name in known:
+            if make is not None and name in known:
                 out[name] = make(previous)
         visible = problem.context.get("visible")
         if (
-            "mask_after_softmax" in known
+            unit
+            and "mask_after_softmax" in known
             and visible is not None
             and visible.shape == previous.shape
         ):
-            out["mask_after_softmax"] = softmax_rows(previous) * visible
+            weights = derived if derived is not None else softmax_rows(previous)
+            out["mask_after_softmax"] = weights * visible
     elif op == "matmul_v" and "hard_argmax" in known:
         v = problem.context["V"]
         if previous.shape[1] == v.shape[0]:
-            out["hard_argmax"] = matmul(argmax_weights(previous), v)
+            out["hard_argmax"] = _picked_rows(previous, v)
     return out
+
+
+def _picked_rows(weights: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """argmax_weights(weights) @ v, by indexing: each row's pick is one row of V.
+
+    A one-hot row times V is exactly that V row (1·v + 0·others), and a row
+    with no pick (all hidden, or NaN) is NaN, as the product gives it.
+    """
+    first = weights.argmax(axis=-1)
+    peak = weights[np.arange(weights.shape[0]), first]
+    picked = v[first]
+    with np.errstate(invalid="ignore"):
+        none = (peak == -np.inf) | (peak != peak)
+    if not np.count_nonzero(none):
+        return picked
+    return np.where(none[:, None], np.nan, picked)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from quizsvc.grading import carried
 from quizsvc.grading.carried import _derive, _variants
-from quizsvc.grading.cells import _close
-from quizsvc.grading.verdict import _Step
+from quizsvc.grading.cells import _agreement
+from quizsvc.grading.verdict import NOT_DERIVED, _Step
 from quizsvc.problems import Problem
 from quizsvc.problems.pipelines import RANK
 
@@ -36,19 +37,29 @@ def _diagnose(
         step = steps[i]
         if step.ask.derive is None or step.result.consistent_with_previous:
             continue
-        for name, value in _variants(problem, step.ask, parsed).items():
+        derived = step.derived
+        if derived is NOT_DERIVED:
+            derived = _derive(problem, step.ask, parsed)
+        variants = _variants(
+            problem,
+            step.ask,
+            parsed,
+            step.value,
+            tolerance,
+            derived if step.ask.derive[0] == "softmax" else None,
+        )
+        for name, value in variants.items():
             if (
                 value.shape == step.value.shape
-                and _close(step.value, value, tolerance).all()
+                and _agreement(step.value, value, tolerance)[1]
             ):
                 return name, step.ask.name
-        derived = _derive(problem, step.ask, parsed)
         if (
             step.ask.transposable
             and derived is not None
             and "transposed" in problem.virtual
             and derived.T.shape == step.value.shape
-            and _close(step.value, derived.T, tolerance).all()
+            and _agreement(step.value, derived.T, tolerance)[1]
         ):
             return "transposed", step.ask.name
     for i in wrong:
@@ -70,9 +81,13 @@ def _columns_normalized_single_query(problem: Problem, step: _Step) -> bool:
         return False
     if truth.ndim != 2 or truth.shape[0] != 1:
         return False
+    tolerance = problem.tolerance
+    # At least two cells (the visible keys) must be 1 within the tolerance.
+    if carried.PRUNE and np.count_nonzero(np.abs(value - 1.0) <= tolerance) < 2:
+        return False
     with np.errstate(invalid="ignore"):
         sums = np.nansum(truth, axis=-1)
     visible = np.isfinite(truth) & (truth > 0)
     if visible.sum() < 2 or not np.allclose(sums, 1.0):
         return False  # not a row of weights, or one visible key: nothing to see
-    return bool(np.all(np.abs(value[visible] - 1.0) <= problem.tolerance))
+    return bool(np.all(np.abs(value[visible] - 1.0) <= tolerance))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from quizsvc.grading import carried
 from quizsvc.grading.messages import _ALL_CORRECT, MISCONCEPTIONS
 from quizsvc.grading.verdict import FormatError, _Step
 from quizsvc.problems import Problem
@@ -20,6 +21,8 @@ def _rounded_to(problem: Problem, step: _Step) -> int | None:
     if truth is None or value is None or value.shape != np.shape(truth):
         return None
     truth = np.asarray(truth, dtype=float)
+    if carried.PRUNE and _not_a_rounding(truth, value, problem):
+        return None
     finite = np.isfinite(truth)
     if not np.array_equal(finite, np.isfinite(value)):
         return None
@@ -40,6 +43,26 @@ def _rounded_to(problem: Problem, step: _Step) -> int | None:
     if (fewest < 0).any():
         return None
     return int(fewest.max())
+
+
+def _not_a_rounding(truth: np.ndarray, value: np.ndarray, problem: Problem) -> bool:
+    """True when no cell outside the tolerance can be a rounding of the truth.
+
+    A shortcut for `_rounded_to`, which then says None anyway: a rounded or
+    cut value is less than 1 away from the exact one, and has at most
+    `precision - 1` decimals.
+    """
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(value - truth)
+        off = gap > problem.tolerance  # NaN (the same ±inf or NaN) is not off
+        if problem.precision < 1 or not np.count_nonzero(off):
+            return True
+        if np.count_nonzero(gap[off] > 1.0 + 1e-6):
+            return True
+        # In units of the last decimal allowed, a rounding is a whole number.
+        scaled = value[off] * 10.0 ** (problem.precision - 1)
+        slack = 1e-8 * 10.0 ** (problem.precision - 1)
+        return bool(np.count_nonzero(np.abs(scaled - np.rint(scaled)) > slack))
 
 
 def _feedback(

@@ -15,7 +15,13 @@ from quizsvc.grading.diagnosis import _diagnose
 from quizsvc.grading.feedback import _feedback
 from quizsvc.grading.messages import _ALL_CORRECT
 from quizsvc.grading.reading import _blank, _parse_for, _size
-from quizsvc.grading.verdict import FormatError, StepResult, Verdict, _Step
+from quizsvc.grading.verdict import (
+    NOT_DERIVED,
+    FormatError,
+    StepResult,
+    Verdict,
+    _Step,
+)
 from quizsvc.problems import Ask, Problem
 
 
@@ -134,7 +140,7 @@ def _grade_steps(
     # slices cost less than a NumPy call per step.
     right_cells = near[0].tolist()
     right = {a.name: fits[i] and match[i][0] for i, a in enumerate(problem.ask)}
-    consistent, carried = _carried_forward(problem, parsed, right, tolerance)
+    consistent, carried, derived = _carried_forward(problem, parsed, right, tolerance)
 
     steps: list[_Step] = []
     for i, ask in enumerate(problem.ask):
@@ -146,7 +152,8 @@ def _grade_steps(
         correct = right[ask.name]
         agrees = consistent.get(i)
         if not fits[i]:
-            steps.append(_off_shape_step(problem, ask, x, agrees, count))
+            off = _off_shape_step(problem, ask, x, agrees, count)
+            steps.append(off._replace(derived=derived.get(i, NOT_DERIVED)))
             continue
         lo, hi = spans[i]
         cells = right_cells[lo:hi]
@@ -163,7 +170,7 @@ def _grade_steps(
         result = StepResult(
             ask.name, True, correct, score, _rows(cells, ask.shape), agrees
         )
-        steps.append(_Step(ask, x, result, match[i]))
+        steps.append(_Step(ask, x, result, match[i], derived.get(i, NOT_DERIVED)))
     return steps, False
 
 
@@ -172,14 +179,16 @@ def _carried_forward(
     parsed: Mapping[str, np.ndarray],
     right: Mapping[str, bool],
     tolerance: np.ndarray,
-) -> tuple[dict[int, bool | None], dict[int, list[bool]]]:
+) -> tuple[dict[int, bool | None], dict[int, list[bool]], dict[int, np.ndarray | None]]:
     """For each answered derived step: does it follow from the learner's inputs?
 
-    Returns the verdict per step index (None when it cannot be derived) and,
-    for steps compared cell by cell, which cells agree (flat).
+    Returns the verdict per step index (None when it cannot be derived); for
+    steps compared cell by cell, which cells agree (flat); and what was
+    derived per step index, for the diagnosis to reuse.
     """
     consistent: dict[int, bool | None] = {}
     carried: dict[int, list[bool]] = {}
+    made: dict[int, np.ndarray | None] = {}
     spans = problem.context["grading"]["spans"]
     for i, ask in enumerate(problem.ask):
         x = parsed.get(ask.name)
@@ -188,7 +197,7 @@ def _carried_forward(
         if right[ask.name] and all(right[s] for s in ask.depends_on):
             consistent[i] = True  # right, from right inputs: nothing to carry
             continue
-        derived = _derive(problem, ask, parsed)
+        derived = made[i] = _derive(problem, ask, parsed)
         if derived is None:
             consistent[i] = None
         elif derived.shape != x.shape:
@@ -197,7 +206,7 @@ def _carried_forward(
             # Every cell of one step has the same tolerance.
             near, consistent[i] = _agreement(x, derived, tolerance[spans[i][0]])
             carried[i] = near.ravel().tolist()
-    return consistent, carried
+    return consistent, carried, made
 
 
 def _all_right(problem: Problem) -> tuple[StepResult, ...]:

@@ -88,8 +88,15 @@ class Verdict(NamedTuple):
         }
 
 
+# `_Step.derived` when the grader did not derive the step from earlier ones.
+NOT_DERIVED: Any = object()
+
+
 class _Step(NamedTuple):
     ask: Ask
     value: np.ndarray | None
     result: StepResult
     matches: list[bool] | None  # per pipeline (names, then virtual): agrees
+    # What the learner's earlier answers imply for this step (None: nothing can
+    # be derived), kept for the diagnosis; NOT_DERIVED when it was not computed.
+    derived: Any = NOT_DERIVED
