@@ -226,6 +226,56 @@ def measure(
     )
 
 
+def stages(kind: str, level: int, seconds: float) -> str:
+    """Where a generic cycle's time goes, each stage in bare engine calls.
+
+    Stages and engine calls run in alternating slices, as in `measure`.
+    """
+    pool = []
+    for seed in range(1, 101):
+        problem = generate(kind, seed, level)
+        right, wrong = posted_right(problem), generic_wrong(problem, seed)
+        pool.append(
+            (seed, problem, right, wrong, grade(problem, right), grade(problem, wrong))
+        )
+    same = [engine_call(p) for _, p, *_ in pool]
+
+    def each(step) -> int:
+        for item in pool:
+            step(*item)
+        return len(pool)
+
+    work = {
+        "engine": lambda: sum(
+            1 for args, kwargs in same if attention(*args, **kwargs) is not None
+        ),
+        "generate": lambda: each(lambda s, *_: generate(kind, s, level)),
+        "problem JSON": lambda: each(
+            lambda _s, p, *_: json.dumps(p.public_dict("zh-CN"), ensure_ascii=False)
+        ),
+        "grade right": lambda: each(lambda _s, p, r, *_: grade(p, r)),
+        "grade wrong": lambda: each(lambda _s, p, _r, w, *_: grade(p, w)),
+        "verdicts JSON": lambda: each(
+            lambda *item: [
+                json.dumps({"type": "generated", **v.to_dict()}, ensure_ascii=False)
+                for v in item[4:]
+            ]
+        ),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in work}
+    spent, clock = 0.0, time.process_time
+    while spent < seconds:
+        for name, run in work.items():
+            done, start = 0, clock()
+            while (elapsed := clock() - start) < 0.02:
+                done += run()
+            rates[name].append(done / elapsed)
+            spent += elapsed
+    engine = statistics.median(rates.pop("engine"))
+    parts = [f"{n} {engine / statistics.median(r):.1f}" for n, r in rates.items()]
+    return f"{kind:<17} {level:>5}  " + ", ".join(parts)
+
+
 SET_TITLES = {
     "misconception": "misconception: generate, grade right, grade a known mistake",
     "generic": "generic wrong answer, the drill's cycle: generate, problem to "
@@ -268,6 +318,12 @@ def main(argv: list[str] | None = None) -> int:
         help="row sets: misconception (a known mistake's numbers), generic "
         "(the drill's cycle with a wrong answer no mistake explains)",
     )
+    parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="also print, per kind and level, the generic cycle's stages in "
+        "engine calls",
+    )
     args = parser.parse_args(argv)
     row_sets = [r for r in args.sets.split(",") if r]
     for row_set in row_sets:
@@ -299,6 +355,11 @@ def main(argv: list[str] | None = None) -> int:
                 line, miss = row(kind, level, args.seconds, row_set)
                 print(line)
                 missed += miss
+    if args.stages:
+        print("\nthe generic cycle's stages, each in bare engine calls")
+        for kind in kinds:
+            for level in levels:
+                print(stages(kind, level, args.seconds))
     print(
         f"\ntargets: a cycle ≤ {MAX_ENGINE_CALLS} bare engine calls; level 2 ≥ "
         f"{MIN_LEVEL2_RATE:,} cycles/s. rows missing a target: {missed}"
