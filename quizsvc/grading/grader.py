@@ -204,8 +204,7 @@ def _carried_forward(
             consistent[i] = False
         else:
             # Every cell of one step has the same tolerance.
-            near, consistent[i] = _agreement(x, derived, tolerance[spans[i][0]])
-            carried[i] = near.ravel().tolist()
+            carried[i], consistent[i] = _agreement(x, derived, tolerance[spans[i][0]])
     return consistent, carried, made
 
 
