@@ -304,6 +304,13 @@ MUTANTS = [
     M("G18", "grading/carried.py", "return first @ v if first.ndim == 2 and first.shape[1] == v.shape[0] else None", "return first @ v * 2 if first.ndim == 2 and first.shape[1] == v.shape[0] else None"),
     M("G19", "grading/cells.py", "agrees = x == y  # the same ±inf on both sides (a hidden cell's -inf)", "agrees = False  # the same ±inf on both sides (a hidden cell's -inf)"),
     M("G20", "grading/grader.py", "near |= answer == flat  # ±inf on both sides", "near = near  # ±inf on both sides"),
+    # The search's shortcuts (issue 26): a shortcut that skips a candidate
+    # which could have matched changes a verdict; the with-and-without tests
+    # must see it.
+    M("G21", "grading/carried.py", "    return not np.count_nonzero((x < -tolerance) | (x > 1.0 + tolerance))", "    return False"),
+    M("G22", "grading/carried.py", "    return not np.count_nonzero(np.minimum(np.abs(x), np.abs(x - 1.0)) > tolerance)", "    return False"),
+    M("G23", "grading/feedback.py", "    if np.count_nonzero(gap[off] > 1.0 + 1e-6):", "    if True:"),
+    M("G24", "grading/diagnosis.py", "if carried.PRUNE and np.count_nonzero(np.abs(value - 1.0) <= tolerance) < 2:", "if carried.PRUNE:"),
     M("PR14", "problems/kinds/base.py", "if sum(counts) == tq * tk:", "if False:"),
     M("PR15", "problems/pipelines.py", "return any(map(peak_tied, scores.reshape(-1, scores.shape[-1]).tolist()))", "return False",
       equivalent="a backstop: the kinds redraw tied rows before the pipelines run"),
@@ -470,6 +477,10 @@ KILLERS = {
     "Q5": "tests/test_pinned_services.py::test_a_review_that_comes_due_later_today_is_offered_now",
     "Q10": "tests/test_pinned_services.py::test_another_learners_cards_stay_out_of_the_queue",
     "Q11": "tests/test_pinned_services.py::test_another_learners_cards_stay_out_of_the_queue",
+    "G21": "tests/test_grading_pruning.py",
+    "G22": "tests/test_grading_pruning.py",
+    "G23": "tests/test_grading_pruning.py",
+    "G24": "tests/test_grading_pruning.py",
 }
 
 
