@@ -111,6 +111,10 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype == bool:
             return value.tolist()
+        # The usual case, all finite numbers: one tolist() instead of a call
+        # per element.
+        if value.ndim and value.dtype.kind in "fiu" and np.isfinite(value).all():
+            return value.tolist()
         return [jsonable(x) for x in value] if value.ndim else jsonable(value.item())
     if isinstance(value, (float, np.floating)):
         f = float(value)

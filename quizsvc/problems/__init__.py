@@ -62,7 +62,7 @@ KINDS = {
     "is undefined.",
     "shapes": "Shapes of S, A and O in a multi-head layer and what each product "
     "contracts.",
-    "scale": "The factor head_dim**-0.5 and the spread √d of a dot product.",
+    "scale": "The factor head_dim**−0.5 and the spread √d of a dot product.",
     "temperature": "Weights at two temperatures, and which distribution is sharper.",
     "shift_invariance": "Adding a constant to a row of S leaves its softmax unchanged.",
     "uniform": "Equal scores give weights 1/Tk and the mean of V's rows "

@@ -140,9 +140,13 @@ class Problem:
     @property
     def tolerance(self) -> float:
         """The largest accepted distance from an exact number (0: all exact)."""
-        if all(a.exact for a in self.ask):
-            return 0.0
-        return tolerance_for(self.precision)
+        # Cached by hand, like `answer`: the grader asks for it many times.
+        cached = self.__dict__.get("_tolerance")
+        if cached is None:
+            exact = all(a.exact for a in self.ask)
+            cached = 0.0 if exact else tolerance_for(self.precision)
+            self.__dict__["_tolerance"] = cached
+        return cached
 
     @property
     def misconceptions(self) -> tuple[str, ...]:
@@ -223,6 +227,11 @@ def jsonable_given(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if np.issubdtype(value.dtype, np.integer) or value.dtype == bool:
             return value.tolist()
+        if value.ndim and np.isfinite(value).all():
+            # Mostly small whole numbers: one conversion for the whole matrix.
+            if (value == np.trunc(value)).all():
+                return value.astype(np.int64).tolist()
+            return _whole_numbers_as_ints(value.tolist())
         return _whole_numbers_as_ints(jsonable(value))
     if isinstance(value, (bool, np.bool_)):
         return bool(value)

@@ -49,7 +49,27 @@ def test_the_mutant_list_is_well_formed(mutation):
         assert m.module in mutation.TESTS, m.id
         assert m.before and m.before != m.after, m.id
     assert mutation.module_of("problems/kinds.py") == "problems"
+    assert mutation.module_of("problems/kinds/qkv.py") == "problems"
+    assert mutation.module_of("grading/grader.py") == "grading"
     assert mutation.module_of("services/reviews.py") == "reviews"
+
+
+CORE = {"engine", "parsing", "bank", "grading", "problems", "scheduling"}
+
+
+def test_every_live_core_mutant_finds_its_snippet_once(mutation):
+    """After a core file is split, does each of its mutants still point at the
+    file that holds its snippet (exactly once), rather than going stale?"""
+    stale = []
+    for m in mutation.MUTANTS:
+        if m.retired or m.module not in CORE:
+            continue
+        path = ROOT / m.file
+        if not path.is_file():
+            stale.append(f"{m.id}: no file {m.file}")
+        elif mutation.apply(path.read_text(encoding="utf-8"), m) is None:
+            stale.append(f"{m.id}: snippet not found once in {m.file}")
+    assert stale == []
 
 
 def test_the_score_counts_only_mutants_that_ran(mutation):

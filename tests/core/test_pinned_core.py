@@ -311,3 +311,27 @@ def test_an_easy_review_raises_the_sm2_ease_by_fifteen_points():
     easy = scheduling._sm2_step(card, 4, 10)
     assert easy.ease == pytest.approx(2.65)
     assert easy.interval == int(10 * 2.5 * 1.3)
+
+
+def test_exp_without_normalizing_leaves_a_row_that_sees_nothing_undefined():
+    """On their own (slipped) scores, a learner stops at exp(S − m) and writes
+    "undefined" for the row that sees no key: is that mistake still named?"""
+    # PR18: exp(S − m) of a row that sees nothing stays NaN, not zeros.
+    for seed in range(200):
+        problem = generate("padding_mask", seed, 2)
+        undefined = np.isnan(problem.answer["A"]).all(axis=1)
+        if undefined.any() and "unnormalized_exp" in problem.misconceptions:
+            break
+    else:
+        raise AssertionError("no padding problem with an undefined row")
+    s = problem.answer["S"].copy()
+    r, c = np.argwhere(np.isfinite(s))[0]
+    s[r, c] += 0.5  # the slip: no whole pipeline explains these scores
+    with np.errstate(all="ignore"):
+        peak = np.max(np.where(undefined[:, None], 0.0, s), axis=1)
+        exps = np.where(np.isneginf(s), 0.0, np.exp(s - peak[:, None]))
+    exps[undefined] = np.nan
+    verdict = grade(problem, {"S": typed(problem, s), "A": typed(problem, exps)})
+    assert not step(verdict, "S").correct
+    assert verdict.misconception == "unnormalized_exp"
+    assert verdict.misconception_step == "A"

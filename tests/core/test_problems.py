@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -663,3 +664,56 @@ def test_k_for_kt_is_unseen_only_when_every_visible_score_agrees():
     # Hide every cell where QK and QKᵀ differ: nothing visible tells them apart.
     differs = np.abs(q @ lopsided - q @ lopsided.T) > 1e-9
     assert _k_for_kt_unseen(q, lopsided, ~differs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(LEVELS), seeds)
+def test_given_weights_lie_strictly_between_zero_and_one(level, seed):
+    """Are the output kind's given weights what a softmax could give: no 0, no 1?
+
+    A row with a weight of 1 makes the output one V row, the "pick" the lesson
+    says attention is not (content review 2026-12-02, row 17).
+    """
+    a = generate("output", seed, level).given["A"]
+    assert ((a > 0) & (a < 1)).all()
+    assert np.allclose(a.sum(axis=1), 1.0)
+
+
+def test_the_padding_item_draws_a_fully_masked_row_in_most_seeds():
+    """Does the bank's padding item (level 2) hide every key from some query in at
+    least half of its seeds, so the idea of an undefined row is really practised?"""
+    undefined = sum(
+        bool(np.isnan(generate("padding_mask", seed, 2).answer["A"]).all(1).any())
+        for seed in range(200)
+    )
+    assert undefined >= 100
+    assert undefined <= 180  # and not every time: the learner must still look
+
+
+def _prompt_texts(problem) -> list[str]:
+    texts = list(problem.prompt.values())
+    for ask in problem.ask:
+        texts.extend(ask.label.values())
+    return texts
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("level", LEVELS)
+def test_generated_prompts_write_the_banks_notation(kind, level):
+    """Do generated prompts write −∞, head_dim**−0.5 and 保留四位小数 as the bank
+    does, offering -inf only as the ASCII way to type it?"""
+    for seed in range(12):
+        for text in _prompt_texts(generate(kind, seed, level)):
+            assert "**-" not in text
+            if "位小数" in text:
+                assert re.search(r"保留[一二三四五六七八九]位小数", text), text
+            assert not re.search(r"保留 ?\d", text)
+            if "-inf" in text:
+                assert "−∞ 或 -inf" in text or "−∞ or -inf" in text, text
+
+
+def test_the_softmax_row_asks_for_the_weights_a_by_name():
+    """Does the English prompt say "the weights a", never "Give a to …"?"""
+    prompt = generate("softmax_row", 3, 2).prompt["en"]
+    assert "Give the weights a to 4 decimals." in prompt
+    assert "Give a " not in prompt
