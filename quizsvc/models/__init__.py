@@ -17,17 +17,15 @@ Conventions:
 from __future__ import annotations
 
 import unicodedata
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     CheckConstraint,
-    DateTime,
     ForeignKey,
     Index,
-    MetaData,
     SmallInteger,
     String,
     Text,
@@ -35,9 +33,22 @@ from sqlalchemy import (
     event,
     false,
 )
-from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+# Re-exported: the base, and the bank's content models, live in their own modules.
+from quizsvc.models.base import (  # noqa: F401
+    CLASS_ROLES,
+    ITEM_TYPES,
+    LANGUAGES,
+    NAMING_CONVENTION,
+    RATING_SOURCES,
+    ROLES,
+    Base,
+    UTCDateTime,
+    check_in,
+    utcnow,
+)
+from quizsvc.models.content import Item, ItemSkill, Lesson, Skill  # noqa: E402
 
 # Card states: py-fsrs's Learning / Review / Relearning, plus 0 for a card that
 # exists but has never been answered (defined with the scheduling policy).
@@ -47,63 +58,6 @@ from quizsvc.scheduling import (
     STATE_RELEARNING,
     STATE_REVIEW,
 )
-
-# Stable constraint names, so migrations can refer to (and drop) them by name on
-# every backend.
-NAMING_CONVENTION = {
-    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-    "ck": "ck_%(table_name)s_%(constraint_name)s",
-    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-    "pk": "pk_%(table_name)s",
-}
-
-ROLES = ("learner", "teacher", "admin")
-CLASS_ROLES = ("learner", "teacher")
-LANGUAGES = ("zh-CN", "en")
-ITEM_TYPES = ("choice", "numeric", "cloze", "recall", "ordering", "generated")
-RATING_SOURCES = ("graded", "learner")
-
-
-def utcnow() -> datetime:
-    """Return the current time, timezone-aware in UTC."""
-    return datetime.now(UTC)
-
-
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """A timestamp stored as UTC and always returned timezone-aware."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
-        if value is None:
-            return None
-        if value.tzinfo is None or value.utcoffset() is None:
-            raise ValueError(f"naive datetime {value!r}: pass a timezone-aware one")
-        value = value.astimezone(UTC)
-        # SQLite has no time zone type; every stored value is UTC, so the text
-        # form drops the offset and sorts correctly as text.
-        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
-
-
-class Base(DeclarativeBase):
-    """Declarative base with the naming convention and UTC timestamps."""
-
-    metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map = {datetime: UTCDateTime(), dict[str, Any]: JSON}
-
 
 # --- accounts ---------------------------------------------------------------
 
@@ -125,8 +79,8 @@ class User(Base):
 
     __tablename__ = "users"
     __table_args__ = (
-        CheckConstraint(_in("role", ROLES), name="role"),
-        CheckConstraint(_in("locale", LANGUAGES), name="locale"),
+        CheckConstraint(check_in("role", ROLES), name="role"),
+        CheckConstraint(check_in("locale", LANGUAGES), name="locale"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -228,7 +182,7 @@ class Membership(Base):
     __tablename__ = "memberships"
     __table_args__ = (
         UniqueConstraint("class_id", "user_id"),
-        CheckConstraint(_in("role", CLASS_ROLES), name="role"),
+        CheckConstraint(check_in("role", CLASS_ROLES), name="role"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -263,89 +217,6 @@ class RosterEntry(Base):
     name: Mapped[str] = mapped_column(String(128))
 
     classroom: Mapped[Classroom] = relationship(back_populates="roster")
-
-
-# --- content synced from the question bank ----------------------------------
-
-
-class Lesson(Base):
-    """A lesson of the bank, with the lessons it builds on."""
-
-    __tablename__ = "lessons"
-
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    number: Mapped[int]
-    title: Mapped[dict[str, Any]]
-    summary: Mapped[dict[str, Any]]
-    # Lesson ids; a prerequisite missing from the bank cannot be checked and
-    # is ignored by the queue.
-    prerequisites: Mapped[list[str]] = mapped_column(JSON)
-    position: Mapped[int]
-    content_hash: Mapped[str] = mapped_column(String(64))
-    synced_at: Mapped[datetime]
-    retired_at: Mapped[datetime | None]
-
-
-class Skill(Base):
-    """One thing a learner can do, in its order within the lesson."""
-
-    __tablename__ = "skills"
-
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    lesson_id: Mapped[str] = mapped_column(ForeignKey("lessons.id"), index=True)
-    position: Mapped[int]
-    title: Mapped[dict[str, Any]]
-    can_do: Mapped[dict[str, Any]]
-    content_hash: Mapped[str] = mapped_column(String(64))
-    synced_at: Mapped[datetime]
-    retired_at: Mapped[datetime | None]
-
-
-class Item(Base):
-    """A bank question (or generated-problem template) that learners review."""
-
-    __tablename__ = "items"
-    __table_args__ = (CheckConstraint(_in("type", ITEM_TYPES), name="type"),)
-
-    id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    lesson_id: Mapped[str] = mapped_column(ForeignKey("lessons.id"), index=True)
-    type: Mapped[str] = mapped_column(String(16))
-    difficulty: Mapped[int | None]
-    # The question's order in the bank: new items are introduced in it.
-    position: Mapped[int]
-    # Everything the bank knows about the question (Question.to_dict()).
-    content: Mapped[dict[str, Any]]
-    content_hash: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime]
-    updated_at: Mapped[datetime]
-    retired_at: Mapped[datetime | None]
-
-    skill_links: Mapped[list[ItemSkill]] = relationship(
-        back_populates="item",
-        cascade="all, delete-orphan",
-        order_by="ItemSkill.position",
-    )
-
-    @property
-    def skill_ids(self) -> list[str]:
-        """The item's skills, the primary one first."""
-        return [link.skill_id for link in self.skill_links]
-
-
-class ItemSkill(Base):
-    """Which skills an item exercises; position 0 is its primary skill."""
-
-    __tablename__ = "item_skills"
-
-    item_id: Mapped[str] = mapped_column(
-        ForeignKey("items.id", ondelete="CASCADE"), primary_key=True
-    )
-    skill_id: Mapped[str] = mapped_column(
-        ForeignKey("skills.id"), primary_key=True, index=True
-    )
-    position: Mapped[int]
-
-    item: Mapped[Item] = relationship(back_populates="skill_links")
 
 
 # --- each learner's record ---------------------------------------------------
@@ -387,7 +258,9 @@ class Review(Base):
         # A retried request carries the same key and must not store twice.
         UniqueConstraint("user_id", "idempotency_key"),
         CheckConstraint("rating BETWEEN 1 AND 4", name="rating"),
-        CheckConstraint(_in("rating_source", RATING_SOURCES), name="rating_source"),
+        CheckConstraint(
+            check_in("rating_source", RATING_SOURCES), name="rating_source"
+        ),
         CheckConstraint("score IS NULL OR (score >= 0 AND score <= 1)", name="score"),
         CheckConstraint("duration_ms IS NULL OR duration_ms >= 0", name="duration"),
         Index(None, "user_id", "reviewed_at"),
@@ -479,7 +352,7 @@ class LearnerSettings(Base):
         CheckConstraint("new_per_day >= 0", name="new_per_day"),
         CheckConstraint("reviews_per_day >= 0", name="reviews_per_day"),
         CheckConstraint("rollover_hour BETWEEN 0 AND 23", name="rollover_hour"),
-        CheckConstraint(_in("language", LANGUAGES), name="language"),
+        CheckConstraint(check_in("language", LANGUAGES), name="language"),
     )
 
     user_id: Mapped[int] = mapped_column(

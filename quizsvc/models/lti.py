@@ -24,7 +24,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from quizsvc.models import Base, _in, utcnow
+from quizsvc.models.base import Base, check_in, utcnow
 
 URL_LENGTH = 1024
 ID_LENGTH = 255
@@ -133,7 +133,7 @@ class LtiRosterMember(Base):
     __tablename__ = "lti_roster_members"
     __table_args__ = (
         UniqueConstraint("context_id", "sub"),
-        CheckConstraint(_in("role", ("learner", "teacher")), name="role"),
+        CheckConstraint(check_in("role", ("learner", "teacher")), name="role"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -155,8 +155,8 @@ class LtiGradePush(Base):
 
     __tablename__ = "lti_grade_pushes"
     __table_args__ = (
-        CheckConstraint(_in("rule", PUSH_RULES), name="rule"),
-        CheckConstraint(_in("status", PUSH_STATES), name="status"),
+        CheckConstraint(check_in("rule", PUSH_RULES), name="rule"),
+        CheckConstraint(check_in("status", PUSH_STATES), name="status"),
         Index(None, "context_id", "started_at"),
     )
 
@@ -193,7 +193,7 @@ class LtiScoreSend(Base):
     """One score sent (or that could not be sent) in a push: the log's lines."""
 
     __tablename__ = "lti_score_sends"
-    __table_args__ = (CheckConstraint(_in("status", SEND_STATES), name="status"),)
+    __table_args__ = (CheckConstraint(check_in("status", SEND_STATES), name="status"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     push_id: Mapped[int] = mapped_column(
