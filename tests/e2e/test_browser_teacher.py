@@ -12,7 +12,6 @@ temporary folder the test prints).
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import sqlite3
@@ -23,12 +22,13 @@ from pathlib import Path
 import openpyxl
 
 from tests.factories import validate_statement
-from tests.fixtures.browsers import (
-    BANK,
-    BROWSER_MARKS,
-    PASSWORD,
-    answer_open_item,
-    create_teacher,
+from tests.fixtures.browsers import BROWSER_MARKS, create_teacher
+from tests.fixtures.teacher_steps import (
+    download,
+    drill,
+    read_csv,
+    register,
+    sign_in,
 )
 
 pytestmark = BROWSER_MARKS
@@ -47,98 +47,6 @@ ALLOWED_LATIN = {
     # the LMSs the plain gradebook is for, and the encodings rosters come in
     "Moodle", "Blackboard", "GBK",
 }  # fmt: skip
-
-
-def register(browser, server: str, username: str):
-    context = browser.new_context(
-        viewport={"width": 360, "height": 760}, locale="zh-CN"
-    )
-    page = context.new_page()
-    page.goto(server + "register")
-    page.fill("#username", username)
-    page.fill("#password", PASSWORD)
-    page.fill("#confirm", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url("**/today")
-    return context, page
-
-
-def sign_in(browser, server: str, username: str, width: int):
-    """A new browser context of this width, signed in through the login page."""
-    context = browser.new_context(
-        viewport={"width": width, "height": 900}, locale="zh-CN"
-    )
-    page = context.new_page()
-    page.goto(server + "login")
-    page.fill("#username", username)
-    page.fill("#password", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url("**/today")
-    return context, page
-
-
-def answer_wrong(page) -> None:
-    """Answer the open drill item wrongly, then explain why."""
-    item_id = page.locator("input[name=item_id]").first.get_attribute("value")
-    question = BANK.questions[item_id]
-    if question.type == "recall":
-        page.fill("#attempt", "不记得了")
-        page.click("#answer-form button[type=submit]")
-        page.wait_for_selector("#rate-form")
-        page.keyboard.press("1")  # "Again"
-        page.wait_for_selector("#result")
-        return
-    if question.type == "choice":
-        wrong_options = [o for o in question.data["options"] if not o["correct"]]
-        # One that names a misconception, if any: the dashboard then shows it.
-        wrong = max(wrong_options, key=lambda o: bool(o.get("misconception")))
-        page.check(f"input[name=answer][value='{wrong['id']}']")
-    elif question.type == "ordering":
-        steps = question.data["steps"]
-        for position, step in enumerate(reversed(steps)):
-            page.select_option(f"#order-{position}", step["id"])
-    elif question.type == "generated":
-        for box in page.locator("input[name^='cell-'][type=text]").all():
-            box.fill("99")
-        for box in page.locator("input[name^='answer-'][type=text]").all():
-            box.fill("99")
-    else:
-        page.fill("#answer", "12345")
-    page.click("#submit-answer")
-    page.wait_for_selector("#why-form")
-    page.fill("#why", "我把分数当成了权重，忘了先做 softmax。<b>")
-    page.click("#why-form button[type=submit]")
-    page.wait_for_selector("#note-link")
-
-
-def drill(page, server: str, database: Path, answers: int, wrong_first: bool) -> None:
-    page.goto(server + "drill")
-    for number in range(answers):
-        if page.locator("#drill-done").count():
-            return
-        if wrong_first and number == 0:
-            answer_wrong(page)
-        else:
-            answer_open_item(page, database)
-        if page.locator("#next").count():
-            page.click("#next")
-            page.wait_for_load_state()
-
-
-def download(page, selector: str, url: str) -> Path:
-    """Click a download link on the page at `url`; return the saved file."""
-    page.goto(url)
-    with page.expect_download() as info:
-        page.click(selector)
-    # Saved under the name the browser offers (Content-Disposition's UTF-8 one).
-    saved = Path(info.value.path()).with_name(info.value.suggested_filename)
-    info.value.save_as(saved)
-    return saved
-
-
-def read_csv(path: Path) -> list[list[str]]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        return list(csv.reader(handle))
 
 
 def count_reviews(database: Path, username: str) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from tests.fixtures.browsers import BROWSER_MARKS, create_teacher
-from tests.test_browser_teacher import download, drill, read_csv, register, sign_in
+from tests.fixtures.teacher_steps import download, drill, read_csv, register, sign_in
 
 pytestmark = BROWSER_MARKS
 BROWSER_ARGS = ["--lang=zh-CN"]
