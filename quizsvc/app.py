@@ -155,6 +155,7 @@ def register_blueprints(app: Flask) -> None:
         settings,
         teacher,
         teacher_roster,  # noqa: F401  (adds the roster pages to teacher.bp)
+        teacher_settings,  # noqa: F401  (adds the settings pages to teacher.bp)
     )
 
     filters.init_app(app)
