@@ -342,6 +342,21 @@ class ItemSkill(Base):
     item: Mapped[Item] = relationship(back_populates="skill_links")
 
 
+class BankVersion(Base):
+    """One row: a token that changes whenever the synced bank content changes.
+
+    Workers keep the bank's rows and parsed questions in memory and read only
+    this row per request to know whether theirs are still current.
+    """
+
+    __tablename__ = "bank_version"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Random (not a counter), so two databases never share a token by chance.
+    token: Mapped[int] = mapped_column(BigInteger)
+    changed_at: Mapped[datetime]
+
+
 # --- each learner's record ---------------------------------------------------
 
 
@@ -539,6 +554,7 @@ __all__ = [
     "STATE_RELEARNING",
     "STATE_REVIEW",
     "ApiToken",
+    "BankVersion",
     "Base",
     "Card",
     "Classroom",
