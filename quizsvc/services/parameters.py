@@ -19,10 +19,12 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
+from quizsvc.db.transactions import phase_cache
 from quizsvc.models import Card, FsrsParameters, Review, User
 from quizsvc.services import resolve_now
 from quizsvc.services.settings import load_settings
 
+_PARAMETERS_CACHE = "fsrs_parameters"
 # Score the fit on the learner's latest fifth of reviews, which it did not see.
 TEST_FRACTION = 0.2
 
@@ -42,8 +44,13 @@ _ADOPTED_PARAMETERS = (
 
 def current_parameters(session: Session, user: User) -> tuple[float, ...]:
     """Return the learner's adopted FSRS parameters, or the FSRS-6 defaults."""
-    stored = session.scalar(_ADOPTED_PARAMETERS, {"user_id": user.id})
-    return tuple(stored) if stored else scheduling.DEFAULT_PARAMETERS
+    # Read once per transaction (and its read phase): an answer that opens the
+    # next item needs them twice, for the card's schedule and the queue's decay.
+    known = phase_cache(session, _PARAMETERS_CACHE)
+    if user.id not in known:
+        stored = session.scalar(_ADOPTED_PARAMETERS, {"user_id": user.id})
+        known[user.id] = tuple(stored) if stored else scheduling.DEFAULT_PARAMETERS
+    return known[user.id]
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,8 @@ def optimize_learner(
         )
     )
     session.flush()
+    if adopted:  # what current_parameters read in this transaction is old now
+        phase_cache(session, _PARAMETERS_CACHE)[user.id] = tuple(fitted)
     rescheduled = reschedule_learner(session, user, fitted, now=now) if adopted else 0
     return OptimizationResult(
         user.username,
