@@ -27,8 +27,11 @@ the ratio drill/floor of cycles per second: `ratio: N.NN` (target: at least 0.5)
 PostgreSQL runs in a private schema of QUIZSVC_TEST_POSTGRES_URL (or
 --postgres-url), dropped afterwards.
 
+Both servers run side by side and take turns (--rounds, a few seconds each),
+so load that drifts on a shared machine weighs on the drill and the floor alike.
+
 Run: .venv/bin/python bench/load.py [--backend sqlite|postgresql] [--seconds 20]
-     [--learners 8] [--workers 2] [--synchronous FULL|NORMAL]
+     [--rounds 4] [--learners 8] [--workers 2] [--synchronous FULL|NORMAL]
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -420,26 +423,33 @@ class Tally:
         )
 
 
+class DrillLearner:
+    """One simulated learner's place, kept from one round of the bench to the next."""
+
+    def __init__(self, tokens: list[tuple[str, int]], learner: int):
+        self.accounts = iter(tokens)
+        self.account: tuple[str, int] | None = next(self.accounts)
+        self.item: dict[str, Any] | None = None
+        self.rng = random.Random(learner)
+        self.learner = learner
+
+
 def drill_learner(
-    url: str,
-    tokens: list[tuple[str, int]],
-    learner: int,
-    seeds: Seeds,
-    until: float,
-    tally: Tally,
-):
+    url: str, state: DrillLearner, seeds: Seeds, until: float, tally: Tally
+) -> None:
     """Run drill cycles until the deadline, moving to a fresh account when done.
 
     A cycle is one item: drill/next unless the last answer carried the next
     item (`next` in its body), drill/answer, and drill/explanation after a
     wrong answer. Computing the answer is the learner's own work: timed apart.
     """
-    rng = random.Random(learner)
-    accounts = iter(tokens)
+    if state.account is None:
+        return
+    rng, learner, accounts = state.rng, state.learner, state.accounts
     with httpx.Client(base_url=url + "api/v1", timeout=30) as client:
-        token, user_id = next(accounts)
+        token, user_id = state.account
         client.headers["Authorization"] = f"Bearer {token}"
-        item: dict[str, Any] | None = None
+        item = state.item
         while time.monotonic() < until:
             waited = 0.0
             if item is None:
@@ -457,10 +467,10 @@ def drill_learner(
                 item = step.json()
             if item.get("done"):
                 item = None
-                try:
-                    token, user_id = next(accounts)
-                except StopIteration:
-                    return
+                state.account = next(accounts, None)
+                if state.account is None:
+                    break
+                token, user_id = state.account
                 client.headers["Authorization"] = f"Bearer {token}"
                 continue
             own = time.perf_counter()
@@ -485,6 +495,7 @@ def drill_learner(
             else:
                 item = result.get("next")
             tally.cycle(waited + time.perf_counter() - started, learner)
+        state.item = item
 
 
 def _explain(client: httpx.Client, review_id: int, tally: Tally) -> dict | None:
@@ -515,8 +526,8 @@ def floor_learner(url: str, token: str, until: float, tally: Tally) -> None:
             tally.cycle(time.perf_counter() - started, hash(token))
 
 
-def drive(target, arguments_of, learners: int, seconds: float) -> tuple[Tally, float]:
-    tally = Tally()
+def drive(target, arguments_of, learners: int, seconds: float, tally: Tally) -> float:
+    """Run the learners' threads for `seconds`, into `tally`; return the time."""
     start = time.monotonic()
     until = start + seconds
     threads = [
@@ -527,7 +538,7 @@ def drive(target, arguments_of, learners: int, seconds: float) -> tuple[Tally, f
         thread.start()
     for thread in threads:
         thread.join()
-    return tally, time.monotonic() - start
+    return time.monotonic() - start
 
 
 def report(name: str, tally: Tally, elapsed: float) -> float:
@@ -567,8 +578,11 @@ def statements_per_request(database_url: str) -> dict[str, list[str]]:
     app = create_app({"SECRET_KEY": "bench", "DATABASE_URL": database_url})
     # Its request log would land among the figures.
     logging.getLogger("quizsvc.requests").disabled = True
-    token, user_id = provision_learners(database_url, 1)[0]
+    (warm, _), (token, user_id) = provision_learners(database_url, 2)
     client = app.test_client()
+    # A first request fills the worker's copy of the bank, as a running
+    # server's first request does: what follows is the steady state.
+    client.get("/api/v1/drill/next", headers={"Authorization": f"Bearer {warm}"})
     headers = {"Authorization": f"Bearer {token}"}
     statements: list[str] = []
     engine = get_engine(app)
@@ -670,6 +684,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--learners", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument(
@@ -687,48 +702,67 @@ def main() -> None:
         folder = Path(tmp)
         print(
             f"{args.backend}, {args.learners} learners, {args.seconds:g} s, "
-            f"{args.workers} workers"
+            f"{args.workers} workers, {args.rounds} rounds each"
             + (f", synchronous={args.synchronous}" if args.backend == "sqlite" else "")
         )
-        with database(args.backend, folder, "drill", args.postgres_url) as url:
+        with ExitStack() as stack:
+            url = stack.enter_context(
+                database(args.backend, folder, "drill", args.postgres_url)
+            )
             instance = folder / "drill"
             instance.mkdir()
             env = server_env(instance, url, args.synchronous)
-            with served(
-                quizsvc_command(args.workers), env, instance / "serve.log"
-            ) as base:
-                tokens = provision_learners(url, args.learners * ACCOUNTS_PER_LEARNER)
-                _bank()
-                seeds = Seeds(url)
-                drill, drill_time = drive(
-                    drill_learner,
-                    lambda n: (base, tokens[n :: args.learners], n, seeds),
-                    args.learners,
-                    args.seconds,
-                )
-                seeds.engine.dispose()
-            counts = statements_per_request(url)
-        with database(args.backend, folder, "floor", args.postgres_url) as url:
-            instance = folder / "floor"
-            instance.mkdir()
-            floor_tokens = prepare_floor(url, args.learners)
-            env = server_env(instance, None, args.synchronous)
-            env["FLOOR_DATABASE_URL"] = url
+            base = stack.enter_context(
+                served(quizsvc_command(args.workers), env, instance / "serve.log")
+            )
+            tokens = provision_learners(url, args.learners * ACCOUNTS_PER_LEARNER)
+            _bank()
+            seeds = Seeds(url)
+            stack.callback(seeds.engine.dispose)
+            learners = [
+                DrillLearner(tokens[n :: args.learners], n)
+                for n in range(args.learners)
+            ]
+            floor_url = stack.enter_context(
+                database(args.backend, folder, "floor", args.postgres_url)
+            )
+            floor_instance = folder / "floor"
+            floor_instance.mkdir()
+            floor_tokens = prepare_floor(floor_url, args.learners)
+            floor_env = server_env(floor_instance, None, args.synchronous)
+            floor_env["FLOOR_DATABASE_URL"] = floor_url
             command = [
                 sys.executable,
                 str(HERE),
                 "--serve-floor",
-                str(instance),
+                str(floor_instance),
                 "--workers",
                 str(args.workers),
             ]
-            with served(command, env, instance / "serve.log") as base:
-                floor, floor_time = drive(
-                    floor_learner,
-                    lambda n: (base, floor_tokens[n]),
+            floor_base = stack.enter_context(
+                served(command, floor_env, floor_instance / "serve.log")
+            )
+            # Drill and floor take turns, a few seconds each, so a machine
+            # whose load drifts weighs on both alike.
+            drill, floor = Tally(), Tally()
+            drill_time = floor_time = 0.0
+            share = args.seconds / args.rounds
+            for _ in range(args.rounds):
+                drill_time += drive(
+                    drill_learner,
+                    lambda n: (base, learners[n], seeds),
                     args.learners,
-                    args.seconds,
+                    share,
+                    drill,
                 )
+                floor_time += drive(
+                    floor_learner,
+                    lambda n: (floor_base, floor_tokens[n]),
+                    args.learners,
+                    share,
+                    floor,
+                )
+            counts = statements_per_request(url)
         drill_rate = report("drill", drill, drill_time)
         floor_rate = report("floor", floor, floor_time)
         print_statements(counts)
