@@ -59,23 +59,50 @@ def api_drill_answer():
     rating = body.get("rating")
     if rating is not None and not isinstance(rating, str):
         raise BadRequest(N_('rating must be a string such as "good".'), field="rating")
+    carry_next = body.get("next", True)
+    if not isinstance(carry_next, bool):
+        raise BadRequest(N_("next must be true or false."), field="next")
     key = body.get("idempotency_key")
     if key is not None and not isinstance(key, str):
         raise BadRequest(
             N_("idempotency_key must be a string."), field="idempotency_key"
         )
+    lang = current_language()
     with transaction() as session:
+        user = current_db_user()
         submission = drill.submit_answer(
             session,
-            current_db_user(),
+            user,
             str(body["item_id"]),
             answer=body.get("answer"),
             rating=rating,
             duration_ms=_duration(body),
             idempotency_key=key,
         )
-        result = submission.to_dict(current_language())
+        result = submission.to_dict(lang)
+        # The next item rides with a right answer (one request per item),
+        # opened in the answer's transaction, so it commits with it. A client
+        # that first shows the note sends "next": false (the open item's note
+        # is closed). After a wrong answer nothing opens: the learner explains
+        # and may reread the lesson first (the closed-book rule).
+        if submission.requires_explanation or not carry_next:
+            step = None
+        elif submission.replayed:
+            step = drill.current_step(session, user)
+        else:
+            step = drill.open_next_after_answer(session, user, submission.review)
+        result["next"] = _step_body(step, lang)
     return result, 200 if submission.replayed else 201
+
+
+def _step_body(step: drill.DrillStep | None, lang: str) -> dict[str, Any] | None:
+    """A drill step as drill/next shows it; None while an answer awaits its
+    explanation (drill/next would answer 409)."""
+    if step is None or isinstance(step, drill.PendingExplanation):
+        return None
+    if isinstance(step, drill.Done):
+        return step.public_dict()
+    return step.public_dict(lang)
 
 
 @bp.post("/drill/reveal")

@@ -280,6 +280,13 @@ def build_document() -> dict[str, Any]:
                             },
                             "duration_ms": INTEGER,
                             "idempotency_key": STRING,
+                            "next": {
+                                "type": "boolean",
+                                "description": "Open the next item after a right "
+                                "answer and return it as `next` (default true); "
+                                "false leaves it for drill/next (e.g. to show the "
+                                "note first: the open item's note is closed).",
+                            },
                         },
                         ("item_id",),
                     )
@@ -541,6 +548,17 @@ def build_document() -> dict[str, Any]:
                         "replayed": BOOLEAN,
                         "explanation": STRING,
                         "note_id": STRING,
+                        "next": {
+                            "description": "After a right answer, the next item, "
+                            "already open (what drill/next now shows), or "
+                            "{done: true, ...}; null after a wrong answer (explain "
+                            'it first) or when the request said "next": false.',
+                            "oneOf": [
+                                _ref("DrillItem"),
+                                ANY_OBJECT,
+                                {"type": "null"},
+                            ],
+                        },
                     },
                     ("review_id", "correct", "requires_explanation", "next_due"),
                 ),

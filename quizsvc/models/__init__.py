@@ -48,7 +48,13 @@ from quizsvc.models.base import (  # noqa: F401
     check_in,
     utcnow,
 )
-from quizsvc.models.content import Item, ItemSkill, Lesson, Skill  # noqa: E402
+from quizsvc.models.content import (  # noqa: E402
+    BankVersion,
+    Item,
+    ItemSkill,
+    Lesson,
+    Skill,
+)
 
 # Card states: py-fsrs's Learning / Review / Relearning, plus 0 for a card that
 # exists but has never been answered (defined with the scheduling policy).
@@ -453,6 +459,7 @@ __all__ = [
     "STATE_RELEARNING",
     "STATE_REVIEW",
     "ApiToken",
+    "BankVersion",
     "Base",
     "Card",
     "Classroom",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String
+from sqlalchemy import JSON, BigInteger, CheckConstraint, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from quizsvc.models.base import ITEM_TYPES, Base, check_in
@@ -91,3 +91,18 @@ class ItemSkill(Base):
     position: Mapped[int]
 
     item: Mapped[Item] = relationship(back_populates="skill_links")
+
+
+class BankVersion(Base):
+    """One row: a token that changes whenever the synced bank content changes.
+
+    Workers keep the bank's rows and parsed questions in memory and read only
+    this row per request to know whether theirs are still current.
+    """
+
+    __tablename__ = "bank_version"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Random (not a counter), so two databases never share a token by chance.
+    token: Mapped[int] = mapped_column(BigInteger)
+    changed_at: Mapped[datetime]

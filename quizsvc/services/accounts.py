@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.sql import bindparam
 from werkzeug.security import check_password_hash, generate_password_hash
 from zxcvbn import zxcvbn
@@ -265,6 +265,10 @@ def revoke_token(
 # One query, built once: this runs before every API request.
 _TOKEN_OWNER = (
     select(User)
+    # The learner's settings come with the user row: nearly every API request
+    # reads them (language, day, queue), and load_settings finds them in the
+    # session instead of asking again.
+    .options(joinedload(User.settings))
     .join(ApiToken, ApiToken.user_id == User.id)
     .where(
         ApiToken.token_hash == bindparam("token_hash"), ApiToken.revoked_at.is_(None)
@@ -281,6 +285,7 @@ def user_for_session(session: Session, secret: str) -> User | None:
     """Return the user of a live server-side session, or None."""
     return session.scalar(
         select(User)
+        .options(joinedload(User.settings))  # as _TOKEN_OWNER: read with the user
         .join(UserSession, UserSession.user_id == User.id)
         .where(
             UserSession.token_hash == token_digest(secret),

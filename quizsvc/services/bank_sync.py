@@ -4,7 +4,9 @@ Lessons, skills and items are matched by the bank's stable ids. A new id is
 added; a changed one (its content hash or its place in the bank) is updated; an
 id that left the bank is retired, never deleted, so reviews that point at it
 keep their meaning; an id that comes back is restored. Syncing the same bank
-twice changes nothing the second time.
+twice changes nothing the second time. A sync that changes anything gives the
+bank a new version token (quizsvc.services.bank_cache), so running workers
+re-read it on their next request.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from quizsvc.models import Item, ItemSkill, Lesson, Skill
-from quizsvc.services import resolve_now
+
+# Imported for its flush hook: any write to the bank's rows (this sync's
+# among them) gives the bank a new version token, so workers re-read it.
+from quizsvc.services import (
+    bank_cache,  # noqa: F401
+    resolve_now,
+)
 
 if TYPE_CHECKING:
     from quizsvc.bank import Bank

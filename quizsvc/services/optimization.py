@@ -34,7 +34,11 @@ from quizsvc.scheduling.fitting import (
 )
 from quizsvc.services import resolve_now
 from quizsvc.services.class_priors import learner_prior_parameters
-from quizsvc.services.parameters import learner_histories, reschedule_learner
+from quizsvc.services.parameters import (
+    forget_current_parameters,
+    learner_histories,
+    reschedule_learner,
+)
 from quizsvc.services.reviews import lock_learner
 
 MIN_REVIEWS_TO_OPTIMIZE = scheduling.MIN_REVIEWS_TO_OPTIMIZE
@@ -194,6 +198,8 @@ def apply_plan(
         )
     )
     session.flush()
+    # What current_parameters read earlier in this transaction is old now.
+    forget_current_parameters(session, user)
     rescheduled = 0
     if adopted:
         # Under the learner's lock, so an answer recorded meanwhile is either

@@ -20,6 +20,7 @@ from sqlalchemy import bindparam, literal, select, union_all, update
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
+from quizsvc.db.transactions import phase_cache
 from quizsvc.models import (
     Card,
     ClassParameters,
@@ -31,6 +32,9 @@ from quizsvc.models import (
 from quizsvc.services import resolve_now
 from quizsvc.services.class_priors import learner_class_prior
 from quizsvc.services.settings import load_settings
+
+_PARAMETERS_CACHE = "fsrs_parameters"
+
 
 # Built once: every drill step runs it, and building a statement (and its
 # cache key) costs several times what SQLite takes to run it. One statement
@@ -70,8 +74,18 @@ _CURRENT_PARAMETERS = (
 
 def current_parameters(session: Session, user: User) -> tuple[float, ...]:
     """Return the parameters that schedule the learner (see the module docstring)."""
-    stored = session.scalar(_CURRENT_PARAMETERS, {"user_id": user.id})
-    return tuple(stored) if stored else scheduling.DEFAULT_PARAMETERS
+    # Read once per transaction (and its read phase): an answer that opens the
+    # next item needs them twice, for the card's schedule and the queue's decay.
+    known = phase_cache(session, _PARAMETERS_CACHE)
+    if user.id not in known:
+        stored = session.scalar(_CURRENT_PARAMETERS, {"user_id": user.id})
+        known[user.id] = tuple(stored) if stored else scheduling.DEFAULT_PARAMETERS
+    return known[user.id]
+
+
+def forget_current_parameters(session: Session, user: User) -> None:
+    """Drop what current_parameters read in this transaction (new ones adopted)."""
+    phase_cache(session, _PARAMETERS_CACHE).pop(user.id, None)
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,28 @@
 """The learner's daily queue: `build_daily_queue(session, user, now)`, and
 `daily_plan` (the queue with what is done of the day, for its progress).
 
-The database part: read the learner's due cards, the items they have not
-started, how far they are into each lesson and what they answered today, each
-with one indexed query bounded by the learner's own rows. The policy (order,
-limits, prerequisites, spreading skills) is `quizsvc.scheduling.build_queue`.
+The database part: read the learner's cards (which are due, which items are
+started, how far they are into each lesson) and what they answered today, each
+with one indexed query bounded by the learner's own rows; the bank's lessons
+and items come from the worker's copy (quizsvc.services.bank_cache). The
+policy (order, limits, prerequisites, spreading skills) is
+`quizsvc.scheduling.build_queue`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from sqlalchemy import and_, bindparam, select
 from sqlalchemy.orm import Session
 
 from quizsvc import scheduling
-from quizsvc.models import STATE_NEW, Card, Item, ItemSkill, Lesson, Review, Skill, User
+from quizsvc.models import STATE_NEW, Card, ItemSkill, Review, User
 from quizsvc.services import resolve_now
+from quizsvc.services.bank_cache import BankSnapshot, bank_snapshot
 from quizsvc.services.parameters import current_parameters
 from quizsvc.services.settings import load_settings
 
@@ -82,8 +86,10 @@ def daily_plan(session: Session, user: User, now: datetime | None = None) -> Dai
     introduced = sum(row.state_before == STATE_NEW for row in today)
     latest = today[-1] if today else None
     decay = scheduling.decay_of(current_parameters(session, user))
-    new_items, lessons = _unstarted_items(session, user)
-    due_cards = _due_cards(session, user, now, day_end, decay)
+    snapshot = bank_snapshot(session)
+    cards = session.execute(_CARDS, {"user_id": user.id}).all()
+    new_items, lessons = _unstarted_items(cards, snapshot)
+    due_cards = _due_cards(cards, snapshot, now, day_end, decay)
     queue = scheduling.build_queue(
         due_cards,
         new_items,
@@ -122,10 +128,6 @@ def daily_plan(session: Session, user: User, now: datetime | None = None) -> Dai
     )
 
 
-def _primary_skill():
-    return and_(ItemSkill.item_id == Item.id, ItemSkill.position == 0)
-
-
 # The queue's statements are built once, with bound parameters: every drill
 # step runs them, and building a statement (and its cache key) each time costs
 # several times what the database takes to answer it.
@@ -142,50 +144,28 @@ _ANSWERED_TODAY = (
     )
     .order_by(Review.reviewed_at, Review.id)
 )
-_DUE_CARDS = (
-    select(
-        Card.item_id,
-        ItemSkill.skill_id,
-        Card.state,
-        Card.due,
-        Card.stability,
-        Card.last_review,
-        Card.step,
-    )
-    .join(Item, Item.id == Card.item_id)
-    .outerjoin(ItemSkill, _primary_skill())
-    .where(
-        Card.user_id == bindparam("user_id"),
-        Card.due < bindparam("day_end"),
-        Card.state != STATE_NEW,
-        Item.retired_at.is_(None),
-    )
-)
-_LESSONS = select(Lesson.id, Lesson.position, Lesson.prerequisites).where(
-    Lesson.retired_at.is_(None)
-)
-_ITEMS_WITH_CARDS = (
-    select(
-        Item.id,
-        Item.lesson_id,
-        Item.position,
-        ItemSkill.skill_id,
-        Skill.position.label("skill_position"),
-        Card.state,
-    )
-    .outerjoin(ItemSkill, _primary_skill())
-    .outerjoin(Skill, Skill.id == ItemSkill.skill_id)
-    .outerjoin(
-        Card, and_(Card.item_id == Item.id, Card.user_id == bindparam("user_id"))
-    )
-    .where(Item.retired_at.is_(None))
-)
+# The learner's cards, all of them (at most one per bank item): the due ones
+# and which items are started both come from this one read, with the bank's
+# side from the worker's copy (quizsvc.services.bank_cache).
+_CARDS = select(
+    Card.item_id, Card.state, Card.due, Card.stability, Card.last_review, Card.step
+).where(Card.user_id == bindparam("user_id"))
 
 
 def _due_cards(
-    session: Session, user: User, now: datetime, day_end: datetime, decay: float
+    cards: list[Any],
+    snapshot: BankSnapshot,
+    now: datetime,
+    day_end: datetime,
+    decay: float,
 ) -> list[scheduling.DueCard]:
-    rows = session.execute(_DUE_CARDS, {"user_id": user.id, "day_end": day_end}).all()
+    rows = [
+        card
+        for card in cards
+        if card.state != STATE_NEW
+        and card.due < day_end
+        and card.item_id in snapshot.items
+    ]
     if not rows:
         return []
     stability = np.array(
@@ -195,45 +175,53 @@ def _due_cards(
     recall = scheduling.retrievability_at(stability, last, now, decay)
     return [
         scheduling.DueCard(
-            r.item_id, r.skill_id, r.state, r.due, float(p), r.last_review, r.step
+            r.item_id,
+            snapshot.items[r.item_id].skill_id,
+            r.state,
+            r.due,
+            float(p),
+            r.last_review,
+            r.step,
         )
         for r, p in zip(rows, recall, strict=True)
     ]
 
 
 def _unstarted_items(
-    session: Session, user: User
+    cards: list[Any], snapshot: BankSnapshot
 ) -> tuple[list[scheduling.NewItem], dict[str, scheduling.LessonProgress]]:
-    lesson_rows = session.execute(_LESSONS).all()
-    lesson_position = {row.id: row.position for row in lesson_rows}
-    rows = session.execute(_ITEMS_WITH_CARDS, {"user_id": user.id}).all()
+    lesson_position = {
+        lesson_id: position for lesson_id, position, _ in snapshot.lessons
+    }
+    state_of = {card.item_id: card.state for card in cards}
     totals = dict.fromkeys(lesson_position, 0)
     started = dict.fromkeys(lesson_position, 0)
     new_items = []
     # Each item's place in its skill counts the items already started, so the
     # skills stay staggered from one day to the next.
     in_skill: dict[tuple[str, str | None], int] = {}
-    for row in sorted(rows, key=lambda r: (r.position, r.id)):
-        if row.lesson_id not in lesson_position:
-            continue
-        totals[row.lesson_id] += 1
-        skill_index = in_skill.get((row.lesson_id, row.skill_id), 0)
-        in_skill[(row.lesson_id, row.skill_id)] = skill_index + 1
-        if row.state is not None and row.state != STATE_NEW:
-            started[row.lesson_id] += 1
+    for item in snapshot.ordered:  # in bank order, lessons retired left out
+        totals[item.lesson_id] += 1
+        skill_index = in_skill.get((item.lesson_id, item.skill_id), 0)
+        in_skill[(item.lesson_id, item.skill_id)] = skill_index + 1
+        state = state_of.get(item.id)
+        if state is not None and state != STATE_NEW:
+            started[item.lesson_id] += 1
             continue
         order = (
-            lesson_position[row.lesson_id],
-            row.skill_position if row.skill_position is not None else _UNORDERED,
-            row.position,
+            lesson_position[item.lesson_id],
+            item.skill_position if item.skill_position is not None else _UNORDERED,
+            item.position,
         )
         new_items.append(
-            scheduling.NewItem(row.id, row.skill_id, row.lesson_id, order, skill_index)
+            scheduling.NewItem(
+                item.id, item.skill_id, item.lesson_id, order, skill_index
+            )
         )
     lessons = {
-        row.id: scheduling.LessonProgress(
-            tuple(row.prerequisites or ()), started[row.id], totals[row.id]
+        lesson_id: scheduling.LessonProgress(
+            prerequisites, started[lesson_id], totals[lesson_id]
         )
-        for row in lesson_rows
+        for lesson_id, _position, prerequisites in snapshot.lessons
     }
     return new_items, lessons

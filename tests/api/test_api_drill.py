@@ -161,6 +161,60 @@ def test_retry_with_the_same_key_stores_nothing_new(api, app):
     assert reviews(app) == 1
 
 
+def test_a_right_answer_carries_the_next_item(api, app):
+    """Does a right answer come back with the next item, already open, as
+    drill/next would show it (so a client needs one request per item)?"""
+    first = api.get("/api/v1/drill/next").json
+    answered = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": first["item_id"], "answer": "c", "idempotency_key": "n-1"},
+    )
+    assert answered.status_code == 201 and answered.json["correct"] is True
+    following = answered.json["next"]
+    assert following["item_id"] != first["item_id"]
+    assert "correct" not in str(following) and "explanation" not in str(following)
+    # It is the open item now: drill/next shows the same, opens nothing new.
+    assert api.get("/api/v1/drill/next").json == following
+    # A retry of the answer replays it and names the same next item.
+    again = api.post(
+        "/api/v1/drill/answer",
+        json={"item_id": first["item_id"], "answer": "c", "idempotency_key": "n-1"},
+    )
+    assert again.status_code == 200 and again.json["next"] == following
+    assert reviews(app) == 1
+
+
+def test_a_wrong_answer_opens_nothing_so_the_lesson_can_be_reread(api, app):
+    """After a wrong answer is no next item opened, before or after the
+    explanation, so the learner can reread the lesson (the closed-book rule)?"""
+    api.get("/api/v1/drill/next")
+    answered = api.post("/api/v1/drill/answer", json={"item_id": CHOICE, "answer": "d"})
+    assert answered.status_code == 201 and answered.json["next"] is None
+    explained = api.post(
+        "/api/v1/drill/explanation",
+        json={"review_id": answered.json["review_id"], "text": "I took S as weights"},
+    )
+    assert explained.status_code == 201 and "next" not in explained.json
+    assert api.get("/api/v1/notes/l16-qkv-roles").status_code == 200
+    assert api.get("/api/v1/drill/next").json["item_id"] != CHOICE
+
+
+def test_next_false_leaves_the_next_item_closed(api, app):
+    """Can a client that shows the note first ask for no next item, and is a
+    next that is not true or false refused?"""
+    api.get("/api/v1/drill/next")
+    bad = api.post(
+        "/api/v1/drill/answer", json={"item_id": CHOICE, "answer": "c", "next": "yes"}
+    )
+    assert bad.status_code == 400 and "next" in bad.json["message"]
+    answered = api.post(
+        "/api/v1/drill/answer", json={"item_id": CHOICE, "answer": "c", "next": False}
+    )
+    assert answered.status_code == 201 and answered.json["next"] is None
+    assert api.get("/api/v1/notes/l16-qkv-roles").status_code == 200
+    assert reviews(app) == 1
+
+
 def test_format_error_is_not_an_attempt(api, app):
     api.get("/api/v1/drill/next")
     response = api.post(

@@ -11,7 +11,8 @@ has no explanation yet, are locked.
   explanation, done, or the `PlannedOpening` of the next item (reads only);
   `open_planned(session, user, planned)` then opens it (a write). The edges
   call both through quizsvc.http.drill.current_drill_step; `current_step`
-  does the two at once.
+  does the two at once; `open_next_after_answer(session, user, review)` opens
+  the next item in a fresh answer's own transaction.
 - `submit_answer(session, user, item_id, *, answer=None, rating=None, ...)
   -> Submission`: grade, rate, record (idempotent by key), say what to show.
 - `reveal_model_answer(session, user, item_id)`: a recall item's model answer.
@@ -43,6 +44,7 @@ from quizsvc.services.drill.explanation import (
 from quizsvc.services.drill.opening import (
     PlannedOpening,
     current_step,
+    open_next_after_answer,
     open_planned,
     open_step,
     opened_at,
@@ -80,6 +82,7 @@ __all__ = [
     "labelled",
     "learning_streak",
     "note_state",
+    "open_next_after_answer",
     "open_planned",
     "open_step",
     "opened_at",

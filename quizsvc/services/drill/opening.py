@@ -24,7 +24,7 @@ from quizsvc.services.drill.presentation import (
     problem_of_open,
     question_of,
 )
-from quizsvc.services.queue import daily_plan
+from quizsvc.services.queue import DailyPlan, daily_plan
 from quizsvc.services.reviews import get_open_item, lock_learner, open_item
 
 
@@ -157,7 +157,17 @@ def preview_step(
     latest = session.scalar(_LATEST_REVIEW, {"user_id": user.id})
     if latest is not None and not latest.correct and latest.explanation is None:
         return PendingExplanation(latest)
-    plan = daily_plan(session, user, now)
+    return plan_opening(session, user, daily_plan(session, user, now), latest, now)
+
+
+def plan_opening(
+    session: Session,
+    user: User,
+    plan: DailyPlan,
+    latest: Review | None,
+    now: datetime,
+) -> Done | PlannedOpening:
+    """The next item of a day's plan (or done), as an opening still to write."""
     if not plan.queue:
         if plan.next_ready is not None:
             # Learning steps wait for their spacing: come back then, today.
@@ -213,6 +223,37 @@ def open_planned(session: Session, user: User, planned: PlannedOpening) -> Drill
     if latest_id != planned.latest_review_id:
         return current_step(session, user, planned.now)
     return _open_planned(session, user, planned)
+
+
+def open_next_after_answer(
+    session: Session, user: User, review: Review
+) -> DrillStep | None:
+    """Open the item after a fresh answer, in the answer's own transaction.
+
+    The answer just closed the open item and is the latest review, so neither
+    is read again: the day's plan (which sees the answer) picks the next item.
+    After a wrong answer there is none until it is explained (None).
+    """
+    if not review.correct:
+        return None
+    step = plan_opening(
+        session, user, daily_plan(session, user, review.reviewed_at), review,
+        review.reviewed_at,
+    )  # fmt: skip
+    if not isinstance(step, PlannedOpening):
+        return step
+    # The answer closed the open item (under the learner's lock, still held):
+    # nothing is open, so the new row goes in without looking first.
+    opened = OpenItem(
+        user_id=user.id,
+        item_id=step.item.id,
+        opened_at=step.now,
+        **step.problem_ref,
+        **step.place,
+    )
+    session.add(opened)
+    session.flush()
+    return _describe(session, opened)
 
 
 def _open_planned(session: Session, user: User, planned: PlannedOpening) -> DrillStep:
