@@ -59,7 +59,7 @@ LAZY_COMMANDS = {
     "shell": ("flask.cli:shell_command", "Run a shell in the app context."),
     "users": (
         "quizsvc.commands.users:users_group",
-        "Create accounts, give them roles, list them.",
+        "Create accounts, give them roles or new passwords, list them.",
     ),
 }
 
