@@ -12,6 +12,7 @@ import numpy as np
 from quizsvc.problems.draws import Draws
 from quizsvc.problems.model import DEFAULT_PRECISION, Ask
 from quizsvc.problems.pipelines import (
+    MISCONCEPTION_NAMES,
     Degenerate,
     Runs,
     peak_tied,
@@ -84,19 +85,9 @@ LEVEL_SPECS = {
     ),
 }
 
-QKV_MISTAKES = (
-    "no_scale",
-    "scale_by_d",
-    "scale_multiplied",
-    "softmax_over_queries",
-    "no_softmax",
-    "unnormalized_exp",
-    "mask_ignored",
-    "mask_after_softmax",
-    "causal_flipped",
-    "hard_argmax",
-    "k_not_transposed",
-)
+# Every named mistake has a buggy Q, K, V pipeline except "transposed" (the
+# right numbers typed as their transpose), which the grader spots by shape.
+QKV_MISTAKES = tuple(name for name in MISCONCEPTION_NAMES if name != "transposed")
 
 LABELS = {
     "S": {"zh-CN": "分数 S", "en": "scores S"},
