@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import Any
 
 from flask import Response, current_app, g, request
 from flask_limiter import Limiter
@@ -41,8 +43,9 @@ def _login_account() -> str:
 
 
 def _failed_sign_in(response: Response) -> bool:
-    """Only refused sign-ins count: a classroom signing in at once all succeeds."""
-    return response.status_code >= 400 and response.status_code != 429
+    """Only refused sign-ins count: a classroom signing in at once all succeeds.
+    A 429 (already limited) or 503 (the counters' storage is down) is no guess."""
+    return response.status_code >= 400 and response.status_code not in (429, 503)
 
 
 # Failed sign-ins, over the web form and the API together (one counter per
@@ -75,10 +78,32 @@ _login_limits = (
 
 
 def login_limit(view: Callable) -> Callable:
-    """Apply the failed-sign-in limits to a sign-in view."""
+    """Apply the failed-sign-in limits to a sign-in view.
+
+    The limits count only after a sign-in was refused, so nothing asks the
+    counters' storage before the view runs. When it must fail closed
+    (RATELIMIT_IN_MEMORY_FALLBACK_ENABLED off), ask it first: a sign-in it
+    could not count afterwards is refused with a 503 instead of let through.
+    """
     for limit in _login_limits:
         view = limit(view)
-    return view
+
+    @functools.wraps(view)
+    def counted_first(*args: Any, **kwargs: Any) -> Any:
+        if not current_app.config["RATELIMIT_IN_MEMORY_FALLBACK_ENABLED"]:
+            _require_counters()
+        return view(*args, **kwargs)
+
+    return counted_first
+
+
+def _require_counters() -> None:
+    """Raise the storage's own error (a 503 via quizsvc.http.outages) when the
+    counters cannot be reached."""
+    from limits.errors import StorageError
+
+    if not limiter.storage.check():
+        raise StorageError(ConnectionError("the rate-limit storage does not answer"))
 
 
 def _joining_learner() -> str:

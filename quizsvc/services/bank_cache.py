@@ -71,13 +71,15 @@ _ITEMS = (
     .where(Item.retired_at.is_(None))
 )
 
+# The phase cache entry holding the snapshot this transaction reads.
+_SNAPSHOT_CACHE = "bank_snapshot"
 _SNAPSHOTS: dict[str, BankSnapshot] = {}
 _GUARD = threading.Lock()
 
 
 def bank_snapshot(session: Session) -> BankSnapshot:
     """The bank as of this transaction: one token read, the rows only if new."""
-    known = phase_cache(session, "bank_snapshot")
+    known = phase_cache(session, _SNAPSHOT_CACHE)
     snapshot = known.get("snapshot")
     if snapshot is not None:
         return snapshot
@@ -133,3 +135,5 @@ def _note_bank_writes(session: Session, _context: Any, _instances: Any) -> None:
             .where(BankVersion.id == 1)
             .values(token=secrets.randbits(62), changed_at=utcnow())
         )
+        # A snapshot this transaction read before the write is old now.
+        session.info.pop(_SNAPSHOT_CACHE, None)

@@ -219,10 +219,11 @@ def test_a_downgrade_that_drops_rows_says_how_many_and_asks(live_app, backend):
         user = session.scalars(select(User)).first()
         record_answer(session, user, "scores-1", graded=scheduling.GradedAnswer(True))
         session.commit()
-    # 0002 drops the learning record: 1 review, 1 card (and empty tables).
+    # 0002 drops the learning record: 1 review, 1 card (and empty tables), and
+    # the bank's version row (0012).
     refused = cli(live_app, "db", "downgrade", "0002", input="n\n")
     assert refused.exit_code == 1
-    assert "drops 2 rows: cards (1), reviews (1)" in refused.output
+    assert "drops 3 rows: bank_version (1), cards (1), reviews (1)" in refused.output
     assert current_revision(engine) == head_revision()
     assert review_ids(engine)
     done = cli(live_app, "db", "downgrade", "0002", "--yes")
