@@ -24,7 +24,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository root, and not bench/ itself: bench/queue.py would shadow the
+# standard library's queue module (psycopg imports it).
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE.parent))
 
 import numpy as np  # noqa: E402
 from sqlalchemy import bindparam, event, insert, select, update  # noqa: E402

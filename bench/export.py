@@ -37,7 +37,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The repository root, and not bench/ itself: bench/queue.py would shadow the
+# standard library's queue module (psycopg imports it).
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+sys.path.insert(0, str(_HERE.parent))
 
 from sqlalchemy import insert, select  # noqa: E402
 from sqlalchemy.dialects import sqlite as sqlite_dialect  # noqa: E402
@@ -51,6 +55,7 @@ from quizsvc.services.bank_sync import sync_bank  # noqa: E402
 from quizsvc.services.demo import seed_demo_data  # noqa: E402
 
 NOW = datetime(2026, 11, 30, 4, 0, tzinfo=UTC)
+JOINED = datetime(2016, 1, 1, tzinfo=UTC)
 TARGET_RATIO = 3.0
 TARGET_RSS_MB = 200
 
@@ -90,7 +95,9 @@ def build(path: Path, reviews: int, learners: int) -> int:
             insert(Membership),
             [{"class_id": class_id, "user_id": user_id, "role": "learner",
               "student_number": f"2026{n:05d}", "display_name": f"学生{n}",
-              "joined_at": NOW} for n, user_id in enumerate(ids, 1)],
+              # Joined before any seeded answer: teachers see answers from
+              # joining on (services.sharing), and the bench times them all.
+              "joined_at": JOINED} for n, user_id in enumerate(ids, 1)],
         )  # fmt: skip
     engine.dispose()
     return class_id
