@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from quizsvc import bank, bank_source, scheduling
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, Item, Review, User
-from quizsvc.services.accounts import register
+from quizsvc.services.accounts import hash_password, register
 from quizsvc.services.bank_sync import sync_bank
 from quizsvc.services.classes import create_class, join_class, leave_class
 from quizsvc.services.reviews import (
@@ -96,6 +96,17 @@ def make_learner(app, username: str) -> int:
     with app.app_context():
         session = get_session()
         user = register(session, username, PASSWORD)
+        session.commit()
+        return user.id
+
+
+def make_teacher(app, username: str = "wang") -> int:
+    """Create a teacher with the shared test password and return the id."""
+    with app.app_context():
+        session = get_session()
+        user = create_user(
+            session, username, role="teacher", password_hash=hash_password(PASSWORD)
+        )
         session.commit()
         return user.id
 

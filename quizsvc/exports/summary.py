@@ -1,7 +1,8 @@
 """The summary table: one row per learner, with the dashboard's figures.
 
-Reviews, streak, last activity, and per skill the predicted recall now, the
-30-day accuracy and the latest self-rating.
+Reviews, streak, last activity, and per skill the predicted recall in
+RECALL_HORIZON_DAYS days (as on the dashboard), the 30-day accuracy and the
+latest self-rating.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from quizsvc.services.class_reports import (
     class_overview,
     skills_in_order,
 )
+from quizsvc.services.progress import RECALL_HORIZON_DAYS
 
 ACCURACY_DAYS = 30
 SUMMARY_COLUMNS = (
@@ -69,8 +71,9 @@ def summary_table(
     for skill in skills:
         title = skill.title
         columns += [
-            column(f"recall_{skill.id}", f"Recall now: {title['en']}",
-                   f"当前记忆：{title['zh-CN']}", "ratio"),
+            column(f"recall_{RECALL_HORIZON_DAYS}d_{skill.id}",
+                   f"Recall in {RECALL_HORIZON_DAYS} days: {title['en']}",
+                   f"{RECALL_HORIZON_DAYS} 天后记忆：{title['zh-CN']}", "ratio"),
             column(f"accuracy_{ACCURACY_DAYS}d_{skill.id}",
                    f"{ACCURACY_DAYS}-day accuracy: {title['en']}",
                    f"{ACCURACY_DAYS} 天正确率：{title['zh-CN']}", "ratio"),

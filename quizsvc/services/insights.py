@@ -89,10 +89,19 @@ class SkillRecord:
 
     @property
     def calibration(self) -> Calibration:
-        """How the latest self-rating compares with this record."""
+        """How the latest self-rating compares with this record.
+
+        Recall is judged where the page shows it, RECALL_HORIZON_DAYS ahead: just
+        after practice, recall now would back any rating.
+        """
+        recall = (
+            self.mean_retrievability
+            if self.recall_at_horizon is None
+            else self.recall_at_horizon
+        )
         return calibrate(
             self.self_level,
-            self.mean_retrievability,
+            recall,
             self.recent_accuracy,
             self.recent_answers,
         )

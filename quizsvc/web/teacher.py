@@ -71,7 +71,7 @@ OVERVIEW_COLUMNS = (
     ("reviews_30d", _l("Answers, 30 days")),
     ("overdue", _l("Overdue")),
     ("accuracy", _l("Accuracy")),
-    ("recall", _l("Recall now")),
+    ("recall", _l("Recall in %(days)d days", days=RECALL_HORIZON_DAYS)),
 )
 # Export buttons on the overview (the routes live in the API's exports module).
 EXPORTS = (
@@ -264,10 +264,14 @@ def overview(class_id: int):
             row_labels=[names[user_id] for user_id in heatmap.user_ids],
             col_labels=[localized(skill.title) for skill in heatmap.skills],
             col_titles=[localized(skill.title) for skill in heatmap.skills],
-            title=_("Recall now per learner and skill"),
+            title=_(
+                "Recall in %(days)d days per learner and skill",
+                days=RECALL_HORIZON_DAYS,
+            ),
         )
         if heatmap.user_ids and heatmap.skills
         else None,
+        horizon_days=RECALL_HORIZON_DAYS,
         exports=EXPORTS,
         **_grade_view(classroom, period, rows),
     )
@@ -446,6 +450,7 @@ def calibration(class_id: int):
         learners=learners,
         counts=report.counts(),
         scale=_self_assessment_labels(),
+        horizon_days=RECALL_HORIZON_DAYS,
     )
 
 

@@ -243,7 +243,7 @@ def test_xlsx_shows_words_and_ratios_as_percentages(db_session, history):
     header = [cell.value for cell in sheet[1]]
     accuracy = sheet.cell(2, header.index("30 天正确率：weights(中文)") + 1)
     assert (accuracy.value, accuracy.number_format) == (0.8, "0.0%")
-    recall = sheet.cell(2, header.index("当前记忆：scores(中文)") + 1)
+    recall = sheet.cell(2, header.index("7 天后记忆：scores(中文)") + 1)
     assert recall.number_format == "0.0%" and 0 < recall.value <= 1
 
 
@@ -275,13 +275,14 @@ def test_summary_has_one_row_per_learner_with_their_figures(db_session, history)
     assert ana["last_active_utc"] == db_session.get(
         Review, history.reviews["ana"][-1]
     ).reviewed_at.astimezone(UTC)
-    assert cy["last_active_utc"] is None and cy["recall_scores"] is None
+    assert cy["last_active_utc"] is None and cy["recall_7d_scores"] is None
     for name, row in zip(("ana", "bo", "cy"), rows, strict=True):
         user = history.learners[name]
         assert row["streak"] == learning_streak(db_session, user, NOW)
         for progress in skill_progress(db_session, user, NOW):
-            expected = progress.mean_retrievability
-            got = row[f"recall_{progress.skill_id}"]
+            # The dashboard's and the learner's pages' recall: 7 days ahead.
+            expected = progress.recall_at_horizon
+            got = row[f"recall_7d_{progress.skill_id}"]
             assert got == (
                 None if expected is None else pytest.approx(expected, abs=1e-4)
             )
@@ -292,7 +293,8 @@ def test_summary_has_one_row_per_learner_with_their_figures(db_session, history)
     assert ana["accuracy_30d_scores"] == 1.0
     assert ana["accuracy_30d_weights"] == 0.8
     assert bo["accuracy_30d_scores"] == 0.5
-    assert table.columns[8].heading("zh-CN") == "当前记忆：scores(中文)"
+    assert table.columns[8].heading("zh-CN") == "7 天后记忆：scores(中文)"
+    assert table.columns[8].heading("en") == "Recall in 7 days: scores"
 
 
 def test_summary_counts_reviews_in_the_date_range(db_session, history):

@@ -46,6 +46,27 @@ def test_closed_book_rating_with_weak_answers_is_overrated():
     assert insights.calibrate(3, 0.5, None, 0) == "overrated"
 
 
+def test_a_record_is_judged_by_its_recall_seven_days_ahead():
+    """Minutes after practice recall now is ~1 and would back any rating; the
+    verdict uses the recall the page shows, RECALL_HORIZON_DAYS ahead."""
+    fresh = insights.SkillRecord(
+        skill_id="scores",
+        title={},
+        cards=1,
+        mean_retrievability=0.999,
+        recent_answers=1,
+        recent_correct=1,
+        self_level=3,
+        recall_at_horizon=0.5,
+    )
+    assert fresh.calibration == "overrated"
+    solid = insights.SkillRecord(**{**fresh.__dict__, "recall_at_horizon": 0.95})
+    assert solid.calibration == "consistent"
+    # Without a prediction (no card scheduled yet) the raw value still counts.
+    older = insights.SkillRecord(**{**fresh.__dict__, "recall_at_horizon": None})
+    assert older.calibration == "consistent"
+
+
 def test_teaching_it_asks_for_a_stronger_record_than_closed_book():
     assert insights.calibrate(2, 0.7, 0.7, 10) == "consistent"
     assert insights.calibrate(3, 0.7, 0.7, 10) == "overrated"

@@ -100,7 +100,8 @@ def test_streaks_and_recall_agree_with_the_learners_own_pages(db_session, room):
             own = {p.skill_id: p for p in skill_progress(db_session, user, now)}
             for j, skill in enumerate(overview.heatmap.skills):
                 i = overview.heatmap.user_ids.index(row.user_id)
-                mine = own[skill.id].mean_retrievability
+                # Both show recall RECALL_HORIZON_DAYS ahead, not "now".
+                mine = own[skill.id].recall_at_horizon
                 cell = overview.heatmap.recall[i, j]
                 assert (mine is None and np.isnan(cell)) or cell == pytest.approx(mine)
 

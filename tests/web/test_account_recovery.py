@@ -11,14 +11,21 @@ from sqlalchemy import select
 from quizsvc.cli import main
 from quizsvc.db import get_session
 from quizsvc.models import ApiToken, ResetCode, UserSession
-from quizsvc.services.accounts import authenticate, hash_password
+from quizsvc.services.accounts import authenticate
 from quizsvc.services.reset_codes import (
     RESET_CODE_ALPHABET,
     BadResetCode,
     issue_reset_code,
 )
-from quizsvc.services.users import create_user, find_user
-from tests.factories import PASSWORD, csrf_token, in_chinese, make_learner, sign_in
+from quizsvc.services.users import find_user
+from tests.factories import (
+    PASSWORD,
+    csrf_token,
+    in_chinese,
+    make_learner,
+    make_teacher,
+    sign_in,
+)
 
 NEW_PASSWORD = "violet tram umbrella"
 
@@ -28,19 +35,9 @@ def app(db_app):
     return db_app
 
 
-def _make_teacher(app, username: str = "wang") -> int:
-    with app.app_context():
-        session = get_session()
-        user = create_user(
-            session, username, role="teacher", password_hash=hash_password(PASSWORD)
-        )
-        session.commit()
-        return user.id
-
-
 @pytest.fixture
 def teacher(app):
-    _make_teacher(app)
+    make_teacher(app)
     client = app.test_client()
     sign_in(client, "wang")
     return client
@@ -162,7 +159,7 @@ def test_codes_only_for_members_of_a_class_the_caller_teaches(app, teacher, clas
         == 404
     )
     # Another teacher who does not teach this class, and the learner herself.
-    _make_teacher(app, "zhao")
+    make_teacher(app, "zhao")
     other = app.test_client()
     sign_in(other, "zhao")
     own = f"/api/v1/classes/{class_id}/learners/{ana}/reset-code"

@@ -13,16 +13,15 @@ from sqlalchemy import func, select
 from quizsvc import scheduling
 from quizsvc.db import get_session
 from quizsvc.models import Classroom, Membership, Review, RosterEntry, User
-from quizsvc.services.accounts import hash_password
+from quizsvc.services import class_reports
 from quizsvc.services.classes import create_class, join_class
 from quizsvc.services.reviews import record_explanation
 from quizsvc.services.self_assessments import record_self_assessment
-from quizsvc.services.users import create_user
 from tests.factories import (
-    PASSWORD,
     csrf_token,
     graded_item,
     make_learner,
+    make_teacher,
     record,
     record_answer,
     sign_in,
@@ -32,16 +31,6 @@ from tests.factories import (
 @pytest.fixture
 def app(page_app):
     return page_app
-
-
-def make_teacher(app, username: str = "wang") -> int:
-    with app.app_context():
-        session = get_session()
-        user = create_user(
-            session, username, role="teacher", password_hash=hash_password(PASSWORD)
-        )
-        session.commit()
-        return user.id
 
 
 @pytest.fixture
@@ -195,7 +184,7 @@ def test_the_learner_page_shows_answers_as_typed(teacher, classroom):
 
 def test_english_pages_are_in_english(teacher, classroom):
     html = page(teacher, f"/teacher/classes/{classroom['class']}?lang=en")
-    assert "Recall now per learner and skill" in html and "概览" not in html
+    assert "Recall in 7 days per learner and skill" in html and "概览" not in html
 
 
 # --- settings -------------------------------------------------------------------------
@@ -474,3 +463,68 @@ def test_the_learner_page_shows_answers_as_people_read_them(app, teacher, classr
     assert "S = [[0, 4], [0, 2]]" in html and "２" not in html
     english = page(teacher, url + "?lang=en")
     assert "The score matrix S = QKᵀ/√d" in english
+
+
+# --- recall at a stated horizon -------------------------------------------------
+
+
+def test_teacher_pages_show_recall_seven_days_ahead_not_now(app, teacher, classroom):
+    """Minutes after a right answer recall now is ~100 %. The overview, its
+    heatmap and calibration show the prediction 7 days ahead and say so; the
+    API keeps the raw value under a name that says what it is."""
+    record(app, classroom["bo"], graded_item("softmax"), True, timedelta(minutes=2))
+    learners = teacher.get(f"/api/v1/classes/{classroom['class']}/learners").json
+    bo = next(row for row in learners["learners"] if row["user_id"] == classroom["bo"])
+    assert bo["recall_now"] > 0.99 and bo["mean_recall"] == bo["recall_now"]
+    assert 0 < bo["recall_in_7_days"] < 0.95
+    shown = f"{round(bo['recall_in_7_days'] * 100)}%"
+
+    html = page(teacher, f"/teacher/classes/{classroom['class']}?lang=zh-CN")
+    row = re.search(rf'<tr data-user="{classroom["bo"]}">.*?</tr>', html, re.S)
+    assert f"<td>{shown}</td>" in row.group(0)
+    table = html.split('id="heatmap"')[0].split("<thead")[1].split("</thead>")[0]
+    assert "7 天后的记忆" in table
+    heatmap = html.split('id="heatmap"')[1].split("</section>")[0]
+    assert "每位学生每项技能 7 天后的记忆" in heatmap and "当前记忆" not in heatmap
+    # Only the grade rule that asks for it by name still says "recall now".
+    assert html.count("当前记忆") == html.count("当前记忆（刚练习完时总是接近满分）")
+
+    english = page(teacher, f"/teacher/classes/{classroom['class']}?lang=en")
+    assert "Recall in 7 days per learner and skill" in english
+    assert english.count("Recall now") == english.count(
+        "Recall now (near the top right after any session)"
+    )
+    calibration = page(
+        teacher, f"/teacher/classes/{classroom['class']}/calibration?lang=zh-CN"
+    )
+    assert "7 天后的记忆程度" in calibration and "当前记忆" not in calibration
+    assert "recall in 7 days" in page(
+        teacher, f"/teacher/classes/{classroom['class']}/calibration?lang=en"
+    )
+
+
+def test_calibration_judges_as_the_learners_own_page_does(app, teacher, classroom):
+    """Each calibration cell's verdict is the one the learner's own
+    self-assessment page gives the same skill."""
+    bo = classroom["bo"]
+    record(app, bo, graded_item("softmax"), True, timedelta(minutes=2))
+    with app.app_context():
+        session = get_session()
+        for skill, level in (("scores", 3), ("softmax", 3)):
+            record_self_assessment(session, session.get(User, bo), skill, level)
+        session.commit()
+    learner = app.test_client()
+    sign_in(learner, "bo")
+    own = {
+        entry["skill_id"]: entry["calibration"]
+        for entry in learner.get("/api/v1/self-assessments").json["skills"]
+    }
+    html = page(teacher, f"/teacher/classes/{classroom['class']}/calibration")
+    row = re.search(rf'<tr data-user="{bo}">.*?</tr>', html, re.S).group(0)
+    verdicts = re.findall(r'<td class="cal-([a-z_]+)"', row)
+    skills = re.findall(r'<th scope="col" class="skill-name">', html)
+    assert len(verdicts) == len(skills) == len(own)
+    with app.app_context():
+        order = [s.id for s in class_reports.skills_in_order(get_session())]
+    assert verdicts == [own[skill_id] for skill_id in order]
+    assert own["softmax"] != "not_rated"

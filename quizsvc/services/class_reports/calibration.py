@@ -32,6 +32,7 @@ from quizsvc.services.insights import (
     Calibration,
     calibrate,
 )
+from quizsvc.services.progress import RECALL_HORIZON
 from quizsvc.services.sharing import review_shared, self_rating_shared
 
 
@@ -81,7 +82,9 @@ def class_calibration(
     """
     now = resolve_now(now)
     user_ids = [m.user_id for m in class_learners(session, classroom)]
-    heatmap = skill_heatmap(session, user_ids, class_recall(session, classroom.id, now))
+    # The recall the learner's own page shows and judges: RECALL_HORIZON ahead.
+    ahead = class_recall(session, classroom.id, now + RECALL_HORIZON)
+    heatmap = skill_heatmap(session, user_ids, ahead)
     ids = class_learner_ids(classroom.id)
     latest_rank = (
         func.row_number()

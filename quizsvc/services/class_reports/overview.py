@@ -27,6 +27,7 @@ from quizsvc.services.class_reports.recall import (
     skill_heatmap,
 )
 from quizsvc.services.classes import class_learners, learner_name
+from quizsvc.services.progress import RECALL_HORIZON
 from quizsvc.services.sharing import review_shared
 from quizsvc.services.streaks import learning_streaks
 
@@ -48,7 +49,10 @@ class LearnerRow:
     correct_in_period: int
     overdue: int
     cards: int
+    # Raw FSRS retrievability now: near 1 minutes after any review.
     mean_recall: float | None
+    # Predicted recall RECALL_HORIZON_DAYS ahead: what the pages show.
+    recall_at_horizon: float | None = None
 
     @property
     def accuracy(self) -> float | None:
@@ -74,12 +78,17 @@ class LearnerRow:
             "overdue": self.overdue,
             "cards": self.cards,
             "mean_recall": self.mean_recall,
+            "recall_now": self.mean_recall,
+            "recall_in_7_days": self.recall_at_horizon,
         }
 
 
 @dataclass(frozen=True)
 class Overview:
-    """The class overview: learner rows and the learners × skills heatmap."""
+    """The class overview: learner rows and the learners × skills heatmap.
+
+    The heatmap is predicted recall RECALL_HORIZON_DAYS ahead, as on the rows.
+    """
 
     rows: tuple[LearnerRow, ...]
     heatmap: SkillHeatmap
@@ -134,10 +143,19 @@ def class_overview(
         ).all()
     )
     cards = class_recall(session, classroom.id, now)
+    ahead = cards.at(now + RECALL_HORIZON)
     index = {user_id: i for i, user_id in enumerate(user_ids)}
     positions = np.array([index[u] for u in cards.user_id.tolist()], dtype=np.int64)
     card_counts = np.bincount(positions, minlength=len(user_ids))
-    recall_sums = np.bincount(positions, weights=cards.recall, minlength=len(user_ids))
+
+    def means(recall: np.ndarray) -> list[float | None]:
+        sums = np.bincount(positions, weights=recall, minlength=len(user_ids))
+        return [
+            float(total / count) if count else None
+            for total, count in zip(sums, card_counts, strict=True)
+        ]
+
+    recall_now, recall_ahead = means(cards.recall), means(ahead.recall)
     streaks = learning_streaks(session, user_ids, now, shared_with_class=classroom.id)
     rows = []
     for i, membership in enumerate(memberships):
@@ -157,12 +175,11 @@ def class_overview(
                 correct_in_period=int(found.correct) if found else 0,
                 overdue=int(overdue.get(membership.user_id, 0)),
                 cards=int(card_counts[i]),
-                mean_recall=float(recall_sums[i] / card_counts[i])
-                if card_counts[i]
-                else None,
+                mean_recall=recall_now[i],
+                recall_at_horizon=recall_ahead[i],
             )
         )
-    return Overview(tuple(rows), skill_heatmap(session, user_ids, cards), period)
+    return Overview(tuple(rows), skill_heatmap(session, user_ids, ahead), period)
 
 
 # Sort keys of the overview table: the query string names one of these.
@@ -175,7 +192,7 @@ SORT_KEYS = {
     "reviews_30d": lambda r: r.reviews_30d,
     "overdue": lambda r: r.overdue,
     "accuracy": lambda r: (r.accuracy is None, r.accuracy or 0.0),
-    "recall": lambda r: (r.mean_recall is None, r.mean_recall or 0.0),
+    "recall": lambda r: (r.recall_at_horizon is None, r.recall_at_horizon or 0.0),
 }
 
 
@@ -197,6 +214,6 @@ def _missing(row: LearnerRow, key: str) -> bool:
         "number": row.student_number,
         "last_active": row.last_active,
         "accuracy": row.accuracy,
-        "recall": row.mean_recall,
+        "recall": row.recall_at_horizon,
     }.get(key, 0)
     return value is None

@@ -1,9 +1,13 @@
-"""Predicted recall now of a class's cards, and its learners × skills heatmap."""
+"""Predicted recall of a class's cards at a moment, and its learners × skills heatmap.
+
+Pages show recall RECALL_HORIZON_DAYS ahead (services.progress): minutes after a
+review, recall "now" is close to 1 whatever was learned, which reads as mastery.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -26,15 +30,29 @@ _NO_TIME = np.iinfo(np.int64).min  # NumPy's NaT
 
 @dataclass(frozen=True)
 class CardRecall:
-    """Parallel arrays, one entry per started card of a class's learners."""
+    """Parallel arrays, one entry per started card of a class's learners.
+
+    `recall` is the predicted recall at the moment asked for; `at` gives the
+    same cards at another moment without reading them again.
+    """
 
     user_id: np.ndarray
     item_id: np.ndarray
     recall: np.ndarray
+    stability: np.ndarray
+    last_review: np.ndarray  # datetime64[us], NaT for none
+    decay: np.ndarray
+
+    def at(self, moment: datetime) -> CardRecall:
+        """The same cards' predicted recall at `moment`."""
+        recall = scheduling.retrievability_at(
+            self.stability, self.last_review, moment, self.decay
+        )
+        return replace(self, recall=recall)
 
 
-def class_recall(session: Session, class_id: int, now: datetime) -> CardRecall:
-    """Predicted recall now of every started card of the class's learners.
+def class_recall(session: Session, class_id: int, at: datetime) -> CardRecall:
+    """Predicted recall at `at` of every started card of the class's learners.
 
     The same FSRS forgetting curve as `services.progress.card_retrievability`
     (each learner's adopted decay), but read as integers and strings only, so
@@ -68,15 +86,21 @@ def class_recall(session: Session, class_id: int, now: datetime) -> CardRecall:
     last = np.where(seconds == _NO_TIME, _NO_TIME, seconds * 1_000_000)
     default = scheduling.DEFAULT_PARAMETERS[20]
     decay = np.array([decays.get(int(u), default) for u in users], dtype=float)
-    recall = scheduling.retrievability_at(
-        stability, last.view("datetime64[us]"), now, decay
+    last_review = last.view("datetime64[us]")
+    recall = scheduling.retrievability_at(stability, last_review, at, decay)
+    return CardRecall(
+        users,
+        np.array([row[1] for row in rows], dtype=object),
+        recall,
+        stability,
+        last_review,
+        decay,
     )
-    return CardRecall(users, np.array([row[1] for row in rows], dtype=object), recall)
 
 
 @dataclass(frozen=True)
 class SkillHeatmap:
-    """Mean recall now per learner (rows) and skill (columns); NaN = no card."""
+    """Mean predicted recall per learner (rows) and skill (columns); NaN = no card."""
 
     user_ids: tuple[int, ...]
     skills: tuple[Skill, ...]
