@@ -4,7 +4,7 @@
 Unicode signs, superscript powers such as ``8²`` or ``128⁻⁰·⁵``, vulgar
 fractions such as ``½``). `spell_number` rewrites the spoken and written
 forms of a number into the expression grammar (Chinese numerals 〇–九, 十,
-百, 千, 万, 点, 负 and ``分之``; ``乘以``, ``除以``; TeX's ``\\frac{…}{…}``; ``{…}``
+百, 千, 万, 亿, 点, 负 and ``分之``; ``乘以``, ``除以``; TeX's ``\\frac{…}{…}``; ``{…}``
 grouping). `strip_hedges` removes what people put around a rounded number
 (``约``, ``大约``, ``约为``, ``≈``, a trailing ``左右``, a measure word ``个``, a
 parenthesised gloss). `unwrap_array` reads NumPy's and PyTorch's printing
@@ -133,7 +133,7 @@ _DIGITS = {
     "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
 }  # fmt: skip
 _UNITS = {"十": 10, "百": 100, "千": 1000}
-_NUMERAL_CHARS = "".join(_DIGITS) + "".join(_UNITS) + "万"
+_NUMERAL_CHARS = "".join(_DIGITS) + "".join(_UNITS) + "万亿"
 _NUMERAL_RUN = re.compile(
     rf"[{_NUMERAL_CHARS}]+(?:点[〇零一二三四五六七八九]+)?|点[〇零一二三四五六七八九]+"
 )
@@ -196,11 +196,31 @@ def _numeral_digits(match: re.Match) -> str:
 
 
 def _chinese_integer(run: str) -> int | None:
-    """Read 三十五, 一百零八, 两千零二十, 三万五千 or 一二八 (None if malformed)."""
+    """Read 三十五, 一百零八, 两千零二十, 三万五千, 一亿零五万 or 一二八 (None if
+    malformed)."""
     if all(char in _DIGITS for char in run):
         if len(run) > 1 and "两" in run:
             return None  # 两 counts things; it is not a digit read out
         return int("".join(str(_DIGITS[char]) for char in run))
+    if run.count("亿") > 1:
+        return None
+    if "亿" in run:
+        high, _, low = run.partition("亿")
+        upper = _below_yi(high) if high else 1
+        if low.startswith("万"):
+            return None  # 一亿万: 万 of nothing
+        if len(low) == 1 and _DIGITS.get(low):
+            lower = _DIGITS[low] * 10_000_000  # 三亿五 = 350 000 000, as for 万
+        else:
+            lower = _below_yi(low) if low else 0
+        if upper is None or lower is None:
+            return None
+        return upper * 100_000_000 + lower
+    return _below_yi(run)
+
+
+def _below_yi(run: str) -> int | None:
+    """Read a number below 亿 (10^8): sections of 十/百/千 around one 万."""
     if run.count("万") > 1:
         return None
     high, _, low = run.rpartition("万")

@@ -80,6 +80,12 @@ def test_grouping_and_spoken_operators_read_as_arithmetic(typed, value):
         ("三百五", 350),
         ("两千零二十", 2020),
         ("三万五千", 35000),
+        ("一亿", 100_000_000),
+        ("三亿五", 350_000_000),
+        ("三亿五千万", 350_000_000),
+        ("一亿零五", 100_000_005),
+        ("一亿零五万", 100_050_000),
+        ("两亿三千四百万零一", 234_000_001),
         ("〇", 0),
         ("零点五", 0.5),
         ("负0.5", -0.5),
@@ -94,7 +100,9 @@ def test_chinese_numerals_read_as_their_number(typed, value):
     assert parse_value(typed) == pytest.approx(value, rel=1e-12)
 
 
-@pytest.mark.parametrize("typed", ["三十十", "十二三", "两两", "万万", "五三十"])
+@pytest.mark.parametrize(
+    "typed", ["三十十", "十二三", "两两", "万万", "五三十", "亿亿", "一亿万", "一二亿"]
+)
 def test_numerals_that_spell_no_number_are_unreadable_not_another_number(typed):
     with pytest.raises(ExpressionError) as caught:
         parse_value(typed)
@@ -232,20 +240,29 @@ def _chinese(n: int) -> str:
             out += unit
         return out
 
+    def below_yi(x: int, leading: bool) -> str:
+        high, low = divmod(x, 10_000)
+        if not high:
+            return section(low, leading)
+        text = section(high, leading) + "万"
+        if low:
+            text += ("零" if low < 1000 else "") + section(low, False)
+        return text
+
     if n == 0:
         return "零"
-    high, low = divmod(n, 10_000)
+    high, low = divmod(n, 100_000_000)
     if not high:
-        return section(low, True)
-    text = section(high, True) + "万"
+        return below_yi(low, True)
+    text = below_yi(high, True) + "亿"
     if low:
-        text += ("零" if low < 1000 else "") + section(low, False)
+        text += ("零" if low < 10_000_000 else "") + below_yi(low, False)
     return text
 
 
 @settings(max_examples=500, deadline=None)
 @given(
-    n=st.integers(0, 99_999_999),
+    n=st.one_of(st.integers(0, 99_999_999), st.integers(0, 10**12 - 1)),
     negative=st.booleans(),
     tenths=st.one_of(st.none(), st.integers(0, 9)),
 )
