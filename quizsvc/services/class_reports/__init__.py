@@ -10,7 +10,8 @@ Every report runs a fixed number of set-based queries over the class's
 learners (GROUP BY learner, skill, item or misconception; window functions
 where a "latest" or a median is needed), never one query per learner, so a
 class of 200 learners costs the same handful of statements as one of two.
-Recall now comes from the vectorized retrievability over all their cards.
+Recall (RECALL_HORIZON_DAYS ahead, as learners see it) comes from the vectorized
+retrievability over all their cards.
 
 Reports that look back (accuracy, misconceptions, items, explanations) take a
 `Period`: whole days in the class's time zone, both ends optional.
