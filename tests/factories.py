@@ -476,3 +476,25 @@ def answer_body(item: dict) -> dict:
     if item["type"] == "ordering":
         return {"item_id": item["item_id"], "answer": ["x"]}
     return {"item_id": item["item_id"], "answer": "a"}
+
+
+# --- Colour contrast as WCAG 2 defines it (relative luminance), for a11y tests.
+
+
+def luminance(rgb: tuple[int, int, int]) -> float:
+    channels = [c / 255 for c in rgb]
+    linear = [
+        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels
+    ]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(one: tuple[int, int, int], two: tuple[int, int, int]) -> float:
+    high, low = sorted((luminance(one), luminance(two)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def rgb(colour: str) -> tuple[int, int, int]:
+    if colour.startswith("#"):
+        return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
+    return tuple(int(x) for x in re.findall(r"\d+", colour))  # type: ignore[return-value]

@@ -12,25 +12,7 @@ from hypothesis import strategies as st
 
 from quizsvc.web.charts import heatmap_svg, label_ink, recall_grid_svg
 from quizsvc.web.filters import lang_span, text_lang, typed_answer
-
-
-def luminance(rgb: tuple[int, int, int]) -> float:
-    channels = [c / 255 for c in rgb]
-    linear = [
-        c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels
-    ]
-    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
-
-
-def contrast(one: tuple[int, int, int], two: tuple[int, int, int]) -> float:
-    high, low = sorted((luminance(one), luminance(two)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
-
-
-def rgb(colour: str) -> tuple[int, int, int]:
-    if colour.startswith("#"):
-        return tuple(int(colour[i : i + 2], 16) for i in (1, 3, 5))  # type: ignore[return-value]
-    return tuple(int(x) for x in re.findall(r"\d+", colour))  # type: ignore[return-value]
+from tests.factories import contrast, rgb
 
 
 def label_contrasts(svg: str) -> list[float]:

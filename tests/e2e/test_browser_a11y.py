@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from quizsvc import bank, problems
+from tests.factories import contrast, rgb
 from tests.fixtures.browsers import (
     BROWSER_MARKS,
     create_teacher,
@@ -598,8 +599,6 @@ def test_explore_says_its_values_and_keeps_its_descriptions_current(server, brow
     """After the sliders move by keyboard, do they speak "d = …" and "τ = …", do
     the charts' descriptions and tooltips give the numbers drawn, and is every
     label readable on its cell?"""
-    from tests.core.test_a11y_text import contrast, rgb
-
     context = browser.new_context(
         locale="zh-CN", viewport={"width": 320, "height": 900}
     )
